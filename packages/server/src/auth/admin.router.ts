@@ -1,0 +1,79 @@
+import {
+  apiKeyCreateSchema,
+  apiKeySchema,
+  createdApiKeySchema,
+  storeCreateSchema,
+  storeSchema,
+  storeUpdateSchema,
+  teamCreateSchema,
+  teamSchema,
+} from "@commerce-ingest/shared";
+import { z } from "zod";
+import { router } from "../trpc.js";
+import { adminBodyProcedure, adminProcedure } from "./auth.middleware.js";
+import * as tenants from "./tenant.service.js";
+
+// Ids in paths and query strings are text by nature: coercing them is right here, never in bodies.
+const idParam = z.coerce.number().int().positive();
+const tags = ["operator"];
+
+export const adminRouter = router({
+  teams: router({
+    create: adminBodyProcedure
+      .meta({ openapi: { method: "POST", path: "/admin/v1/teams", tags, summary: "Create a team" } })
+      .input(teamCreateSchema)
+      .output(teamSchema)
+      .mutation(async ({ ctx, input }) => {
+        ctx.response.status = 201;
+        return tenants.createTeam(ctx.db, input.name);
+      }),
+    list: adminProcedure
+      .meta({ openapi: { method: "GET", path: "/admin/v1/teams", tags, summary: "List teams" } })
+      .input(z.object({}))
+      .output(z.object({ data: z.array(teamSchema) }))
+      .query(async ({ ctx }) => ({ data: await tenants.listTeams(ctx.db) })),
+  }),
+  stores: router({
+    create: adminBodyProcedure
+      .meta({ openapi: { method: "POST", path: "/admin/v1/stores", tags, summary: "Create a store" } })
+      .input(storeCreateSchema)
+      .output(storeSchema)
+      .mutation(async ({ ctx, input }) => {
+        ctx.response.status = 201;
+        return tenants.createStore(ctx.db, input);
+      }),
+    update: adminBodyProcedure
+      .meta({ openapi: { method: "PATCH", path: "/admin/v1/stores/{id}", tags, summary: "Rename, pause, resume or configure a store" } })
+      .input(storeUpdateSchema.extend({ id: idParam }))
+      .output(storeSchema)
+      .mutation(({ ctx, input: { id, ...patch } }) => tenants.updateStore(ctx.db, id, patch)),
+    list: adminProcedure
+      .meta({ openapi: { method: "GET", path: "/admin/v1/stores", tags, summary: "List stores" } })
+      .input(z.object({ team_id: idParam.optional() }))
+      .output(z.object({ data: z.array(storeSchema) }))
+      .query(async ({ ctx, input }) => ({ data: await tenants.listStores(ctx.db, input.team_id) })),
+  }),
+  keys: router({
+    create: adminBodyProcedure
+      .meta({ openapi: { method: "POST", path: "/admin/v1/keys", tags, summary: "Create an API key (its value is shown once)" } })
+      .input(apiKeyCreateSchema)
+      .output(createdApiKeySchema)
+      .mutation(async ({ ctx, input }) => {
+        ctx.response.status = 201;
+        return tenants.createApiKey(ctx.db, input);
+      }),
+    list: adminProcedure
+      .meta({ openapi: { method: "GET", path: "/admin/v1/keys", tags, summary: "List a team's API keys (never their values)" } })
+      .input(z.object({ team_id: idParam }))
+      .output(z.object({ data: z.array(apiKeySchema) }))
+      .query(async ({ ctx, input }) => ({ data: await tenants.listApiKeys(ctx.db, input.team_id) })),
+    delete: adminProcedure
+      .meta({ openapi: { method: "DELETE", path: "/admin/v1/keys/{id}", tags, summary: "Delete an API key, effective on the next request" } })
+      .input(z.object({ id: idParam }))
+      .output(z.void())
+      .mutation(async ({ ctx, input }) => {
+        await tenants.deleteApiKey(ctx.db, input.id);
+        ctx.response.status = 204;
+      }),
+  }),
+});

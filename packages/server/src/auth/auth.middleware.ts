@@ -1,0 +1,78 @@
+import { baseProcedure, middleware } from "../trpc.js";
+import { AppError } from "../errors.js";
+import { bearerToken, hashApiKey, looksLikeApiKey, secretsEqual } from "./api-key.js";
+import { findKeyAccess } from "./tenant.repository.js";
+
+/** The store a request is authorized for, as procedures see it. */
+export type StoreContext = {
+  id: number;
+  teamId: number;
+  country: string | null;
+  recoveryDelaySeconds: number;
+};
+
+/** A positive integer that fits the id column exactly; anything else names no store. */
+function parseStoreId(value: unknown): number | undefined {
+  const text = typeof value === "number" ? String(value) : value;
+  if (typeof text !== "string" || !/^[1-9][0-9]{0,15}$/.test(text)) return undefined;
+  const id = Number(text);
+  return Number.isSafeInteger(id) ? id : undefined;
+}
+
+function rawStoreId(raw: unknown): unknown {
+  return typeof raw === "object" && raw !== null && "store_id" in raw ? raw.store_id : undefined;
+}
+
+/**
+ * Every `/api/v1` procedure starts here, in the contract's order: the key (401),
+ * the rate limit (429), then the store (403/404). A caller without a valid key
+ * learns nothing about stores.
+ */
+export const storeProcedure = baseProcedure.use(async ({ ctx, getRawInput, next }) => {
+  if (ctx.authorization === undefined) throw new AppError("API_KEY_MISSING");
+  const token = bearerToken(ctx.authorization);
+  if (token === undefined || !looksLikeApiKey(token)) throw new AppError("API_KEY_INVALID");
+
+  const storeId = parseStoreId(rawStoreId(await getRawInput()));
+  const access = await findKeyAccess(ctx.db, hashApiKey(token), storeId);
+  if (!access) throw new AppError("API_KEY_INVALID");
+
+  const decision = await ctx.rateLimiter.consume(String(access.key_id));
+  if (!decision.allowed) {
+    throw new AppError("RATE_LIMITED", undefined, { "Retry-After": String(decision.retryAfterSeconds) });
+  }
+
+  if (access.store_id === null || access.store_team_id === null) throw new AppError("STORE_NOT_FOUND");
+  if (access.store_team_id !== access.key_team_id) throw new AppError("STORE_FORBIDDEN");
+  if (access.key_store_id !== null && access.key_store_id !== access.store_id) throw new AppError("STORE_FORBIDDEN");
+  if (access.store_paused) throw new AppError("STORE_NOT_FOUND");
+
+  const store: StoreContext = {
+    id: access.store_id,
+    teamId: access.store_team_id,
+    country: access.store_country,
+    recoveryDelaySeconds: access.store_recovery_delay_seconds ?? 3600,
+  };
+  return next({ ctx: { store, apiKeyId: access.key_id } });
+});
+
+/** Body problems found by the adapter surface only after authorization, as the contract orders. */
+const requireJsonBody = middleware(({ ctx, next }) => {
+  if (ctx.bodyProblem === "NOT_AN_OBJECT") {
+    throw new AppError("VALIDATION_FAILED", [{ path: "", message: "must be a JSON object" }]);
+  }
+  if (ctx.bodyProblem) throw new AppError(ctx.bodyProblem);
+  return next();
+});
+
+export const storeBodyProcedure = storeProcedure.use(requireJsonBody);
+
+/** The operator API: a bearer admin token, compared in constant time. */
+export const adminProcedure = baseProcedure.use(({ ctx, next }) => {
+  if (ctx.authorization === undefined) throw new AppError("ADMIN_TOKEN_MISSING");
+  const token = bearerToken(ctx.authorization);
+  if (token === undefined || !secretsEqual(token, ctx.adminToken)) throw new AppError("ADMIN_TOKEN_INVALID");
+  return next();
+});
+
+export const adminBodyProcedure = adminProcedure.use(requireJsonBody);

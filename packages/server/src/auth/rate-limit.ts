@@ -1,0 +1,37 @@
+import type pg from "pg";
+import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+
+export type RateLimitDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+
+export interface RateLimiter {
+  consume(key: string): Promise<RateLimitDecision>;
+}
+
+export type RateLimitOptions = { requests: number; windowSeconds: number };
+
+/**
+ * Requests per API key per window. On PostgreSQL the counters live in the
+ * database, so every server process shares them; the embedded database has a
+ * single process by construction, so memory is exact there.
+ */
+export function createRateLimiter(options: RateLimitOptions, pool: pg.Pool | undefined): RateLimiter {
+  if (options.requests === 0) return { consume: async () => ({ allowed: true }) };
+  const limits = { points: options.requests, duration: options.windowSeconds, keyPrefix: "api-key" };
+  const limiter: RateLimiterAbstract = pool
+    ? new RateLimiterPostgres({ ...limits, storeClient: pool, storeType: "pool", tableName: "rate_limits", tableCreated: true })
+    : new RateLimiterMemory(limits);
+  return {
+    async consume(key) {
+      try {
+        await limiter.consume(key);
+        return { allowed: true };
+      } catch (rejection) {
+        // The library rejects with a RateLimiterRes when the budget is spent, with an Error when the store fails.
+        if (rejection instanceof RateLimiterRes) {
+          return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
+        }
+        throw rejection;
+      }
+    },
+  };
+}

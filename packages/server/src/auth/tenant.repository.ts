@@ -1,0 +1,99 @@
+import { sql } from "kysely";
+import type { Executor } from "../db/types.js";
+
+export function insertTeam(db: Executor, name: string) {
+  return db.insertInto("teams").values({ name }).returningAll().executeTakeFirstOrThrow();
+}
+
+export function listTeams(db: Executor) {
+  return db.selectFrom("teams").selectAll().orderBy("id").execute();
+}
+
+export function findTeam(db: Executor, id: number) {
+  return db.selectFrom("teams").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+export function insertStore(
+  db: Executor,
+  store: { team_id: number; name: string; country: string | null; recovery_delay_seconds?: number | undefined },
+) {
+  return db.insertInto("stores").values(store).returningAll().executeTakeFirstOrThrow();
+}
+
+export function updateStore(
+  db: Executor,
+  id: number,
+  patch: { name?: string; country?: string | null; recovery_delay_seconds?: number; paused?: boolean },
+) {
+  return db
+    .updateTable("stores")
+    .set({ ...patch, updated_at: sql<Date>`now()` })
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export function findStore(db: Executor, id: number) {
+  return db.selectFrom("stores").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+export function listStores(db: Executor, teamId: number | undefined) {
+  let query = db.selectFrom("stores").selectAll().orderBy("id");
+  if (teamId !== undefined) query = query.where("team_id", "=", teamId);
+  return query.execute();
+}
+
+export function insertApiKey(
+  db: Executor,
+  key: { team_id: number; store_id: number | null; name: string; key_hash: string; last4: string },
+) {
+  return db.insertInto("api_keys").values(key).returningAll().executeTakeFirstOrThrow();
+}
+
+export function listActiveApiKeys(db: Executor, teamId: number) {
+  return db
+    .selectFrom("api_keys")
+    .selectAll()
+    .where("team_id", "=", teamId)
+    .where("deleted_at", "is", null)
+    .orderBy("id")
+    .execute();
+}
+
+export function findApiKey(db: Executor, id: number) {
+  return db.selectFrom("api_keys").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+export function markApiKeyDeleted(db: Executor, id: number) {
+  return db
+    .updateTable("api_keys")
+    .set({ deleted_at: sql<Date>`now()` })
+    .where("id", "=", id)
+    .where("deleted_at", "is", null)
+    .executeTakeFirst();
+}
+
+/**
+ * One round trip answers every authorization question of a request: the live
+ * key with this hash, and the store in the path (when the path names one).
+ * No cache sits in front of this, so a deleted key is refused on the very next
+ * request by every server process.
+ */
+export function findKeyAccess(db: Executor, keyHash: string, storeId: number | undefined) {
+  return db
+    .selectFrom("api_keys as k")
+    .leftJoin("stores as s", (join) => join.on((eb) => eb("s.id", "=", storeId ?? -1)))
+    .select([
+      "k.id as key_id",
+      "k.team_id as key_team_id",
+      "k.store_id as key_store_id",
+      "s.id as store_id",
+      "s.team_id as store_team_id",
+      "s.paused as store_paused",
+      "s.country as store_country",
+      "s.recovery_delay_seconds as store_recovery_delay_seconds",
+    ])
+    .where("k.key_hash", "=", keyHash)
+    .where("k.deleted_at", "is", null)
+    .executeTakeFirst();
+}

@@ -1,0 +1,118 @@
+import type { ApiKey, CreatedApiKey, Store, Team } from "@commerce-ingest/shared";
+import { isSupportedCountry } from "libphonenumber-js/max";
+import type { ApiKeyRow, Db, StoreRow, TeamRow } from "../db/types.js";
+import { AppError } from "../errors.js";
+import { formatTimestamp } from "../time.js";
+import { generateApiKey, hashApiKey } from "./api-key.js";
+import * as repo from "./tenant.repository.js";
+
+export function toTeam(row: TeamRow): Team {
+  return { id: row.id, name: row.name, created_at: formatTimestamp(row.created_at) };
+}
+
+export function toStore(row: StoreRow): Store {
+  return {
+    id: row.id,
+    team_id: row.team_id,
+    name: row.name,
+    country: row.country,
+    recovery_delay_seconds: row.recovery_delay_seconds,
+    paused: row.paused,
+    created_at: formatTimestamp(row.created_at),
+  };
+}
+
+export function toApiKey(row: ApiKeyRow): ApiKey {
+  return {
+    id: row.id,
+    team_id: row.team_id,
+    store_id: row.store_id,
+    name: row.name,
+    last4: row.last4,
+    created_at: formatTimestamp(row.created_at),
+  };
+}
+
+function checkCountry(country: string | null | undefined): void {
+  if (country && !isSupportedCountry(country)) {
+    throw new AppError("VALIDATION_FAILED", [{ path: "country", message: "is not a country with a known phone numbering plan" }]);
+  }
+}
+
+async function requireTeam(db: Db, teamId: number): Promise<void> {
+  if (!(await repo.findTeam(db, teamId))) throw new AppError("TEAM_NOT_FOUND");
+}
+
+export async function createTeam(db: Db, name: string): Promise<Team> {
+  return toTeam(await repo.insertTeam(db, name));
+}
+
+export async function listTeams(db: Db): Promise<Team[]> {
+  return (await repo.listTeams(db)).map(toTeam);
+}
+
+export async function createStore(
+  db: Db,
+  input: { team_id: number; name: string; country?: string | null | undefined; recovery_delay_seconds?: number | undefined },
+): Promise<Store> {
+  checkCountry(input.country);
+  await requireTeam(db, input.team_id);
+  const row = await repo.insertStore(db, {
+    team_id: input.team_id,
+    name: input.name,
+    country: input.country ?? null,
+    recovery_delay_seconds: input.recovery_delay_seconds,
+  });
+  return toStore(row);
+}
+
+export async function updateStore(
+  db: Db,
+  id: number,
+  patch: { name?: string | undefined; country?: string | null | undefined; recovery_delay_seconds?: number | undefined; paused?: boolean | undefined },
+): Promise<Store> {
+  checkCountry(patch.country);
+  const changes = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
+  const row = Object.keys(changes).length > 0 ? await repo.updateStore(db, id, changes) : await repo.findStore(db, id);
+  if (!row) throw new AppError("ADMIN_STORE_NOT_FOUND");
+  return toStore(row);
+}
+
+export async function listStores(db: Db, teamId: number | undefined): Promise<Store[]> {
+  return (await repo.listStores(db, teamId)).map(toStore);
+}
+
+export async function createApiKey(
+  db: Db,
+  input: { team_id: number; name: string; store_id?: number | null | undefined },
+): Promise<CreatedApiKey> {
+  await requireTeam(db, input.team_id);
+  const storeId = input.store_id ?? null;
+  if (storeId !== null) {
+    const store = await repo.findStore(db, storeId);
+    if (!store || store.team_id !== input.team_id) {
+      throw new AppError("VALIDATION_FAILED", [{ path: "store_id", message: "must be a store of this team" }]);
+    }
+  }
+  const key = generateApiKey();
+  const row = await repo.insertApiKey(db, {
+    team_id: input.team_id,
+    store_id: storeId,
+    name: input.name,
+    key_hash: hashApiKey(key),
+    last4: key.slice(-4),
+  });
+  return { ...toApiKey(row), key };
+}
+
+export async function listApiKeys(db: Db, teamId: number): Promise<ApiKey[]> {
+  await requireTeam(db, teamId);
+  return (await repo.listActiveApiKeys(db, teamId)).map(toApiKey);
+}
+
+/** Deleting twice is fine; deleting a key that never existed is a 404 (likely a typo in the id). */
+export async function deleteApiKey(db: Db, id: number): Promise<void> {
+  const key = await repo.findApiKey(db, id);
+  if (!key) throw new AppError("KEY_NOT_FOUND");
+  await repo.markApiKeyDeleted(db, id);
+}

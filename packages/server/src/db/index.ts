@@ -1,0 +1,103 @@
+import path from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import { Kysely, PGliteDialect, PostgresDialect } from "kysely";
+import pg from "pg";
+import type { Database, Db } from "./types.js";
+import { DataDirLock } from "./lock.js";
+
+export type DatabaseOptions =
+  | { kind: "postgres"; url: string; poolSize?: number }
+  /** `dataDir` undefined: an in-memory database that vanishes with the process. */
+  | { kind: "embedded"; dataDir: string | undefined };
+
+export type DatabaseHandle = {
+  db: Db;
+  kind: "postgres" | "embedded";
+  /** The pg pool when on PostgreSQL, for libraries that take one. */
+  pool: pg.Pool | undefined;
+  close(): Promise<void>;
+};
+
+const INT8 = 20;
+const NUMERIC = 1700;
+
+// bigint ids and counts fit in a double here (ids stay far below 2^53); money stays a string.
+const pgTypes = {
+  getTypeParser(oid: number, format?: "text" | "binary") {
+    if (oid === INT8) return (value: string) => Number(value);
+    if (oid === NUMERIC) return (value: string) => value;
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+
+export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
+  if (options.kind === "postgres") {
+    const pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.poolSize ?? 10,
+      types: pgTypes,
+      connectionTimeoutMillis: 5_000,
+      application_name: "commerce-ingest",
+    });
+    // An idle client that loses its server must not crash the process.
+    pool.on("error", () => {});
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, kind: "postgres", pool, close: () => db.destroy() };
+  }
+
+  const lock = options.dataDir ? DataDirLock.acquire(options.dataDir) : undefined;
+  try {
+    const pglite = await PGlite.create(options.dataDir ? path.join(options.dataDir, "pgdata") : undefined, {
+      parsers: { [INT8]: (value: string) => Number(value), [NUMERIC]: (value: string) => value },
+    });
+    const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
+    return {
+      db,
+      kind: "embedded",
+      pool: undefined,
+      close: async () => {
+        try {
+          await db.destroy();
+          if (!pglite.closed) await pglite.close();
+        } finally {
+          lock?.release();
+        }
+      },
+    };
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
+}
+
+const UNAVAILABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ENOTFOUND",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "57P01", // admin_shutdown
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now
+  "53300", // too_many_connections
+  "08000",
+  "08001",
+  "08003",
+  "08004",
+  "08006",
+]);
+
+/** True when an error means "the database cannot be reached", which callers see as 503. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 5; depth++) {
+    const code = "code" in current ? String(current.code) : "";
+    if (UNAVAILABLE_CODES.has(code)) return true;
+    if (/PGlite is closed|Connection terminated|timeout exceeded when trying to connect|driver has already been destroyed/i.test(current.message)) {
+      return true;
+    }
+    if (current instanceof AggregateError && current.errors.some((inner) => isDatabaseUnavailable(inner))) return true;
+    current = current.cause;
+  }
+  return false;
+}

@@ -1,0 +1,14 @@
+import { Migrator } from "kysely/migration";
+import type { Db } from "./types.js";
+import { migrations } from "./migrations/index.js";
+
+/** Brings the schema up to date; safe to run from several processes at once (the migrator locks). */
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((result) => result.status === "Success").map((result) => result.migrationName);
+}

@@ -1,0 +1,7 @@
+import type { Migration } from "kysely/migration";
+import * as platform from "./2026-11-22-001-platform.js";
+
+/** Every migration, in order. Listed here so the bundled server needs no migration folder at run time. */
+export const migrations: Record<string, Migration> = {
+  "2026-11-22-001-platform": platform,
+};

@@ -1,0 +1,28 @@
+import { sql, type RawBuilder } from "kysely";
+import type { Executor } from "./types.js";
+
+/** A text[] value written the same way on PostgreSQL and the embedded database. */
+export function textArray(values: readonly string[]): RawBuilder<string[]> {
+  return values.length === 0 ? sql<string[]>`'{}'::text[]` : sql<string[]>`array[${sql.join(values)}]::text[]`;
+}
+
+export const now = (): RawBuilder<Date> => sql<Date>`now()`;
+
+/** True on the row an `insert ... on conflict do update` inserted, false on the one it updated. */
+export const wasInserted = sql<boolean>`(xmax = 0)`;
+
+/**
+ * Runs `work` so that its failure undoes only its own statements, leaving the
+ * surrounding transaction usable.
+ */
+export async function inSavepoint<T>(db: Executor, name: string, work: () => Promise<T>): Promise<T | undefined> {
+  await sql.raw(`savepoint ${name}`).execute(db);
+  try {
+    const result = await work();
+    await sql.raw(`release savepoint ${name}`).execute(db);
+    return result;
+  } catch {
+    await sql.raw(`rollback to savepoint ${name}`).execute(db);
+    return undefined;
+  }
+}

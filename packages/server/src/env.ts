@@ -1,0 +1,80 @@
+import path from "node:path";
+import { z } from "zod";
+
+/**
+ * The only module that reads `process.env`. Everything the service can be told
+ * from outside is validated here once, so a typo fails at start, not at 3 a.m.
+ */
+const bool = z
+  .enum(["true", "false", "1", "0", "yes", "no", "on", "off"])
+  .transform((value) => ["true", "1", "yes", "on"].includes(value));
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default("127.0.0.1"),
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(10),
+  DATA_DIR: z.string().min(1).default(".data"),
+  ADMIN_TOKEN: z.string().min(16).optional(),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  RATE_LIMIT_REQUESTS: z.coerce.number().int().min(0).default(1000),
+  RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(10),
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  SEED_DEMO: bool.default(true),
+});
+
+export type Env = {
+  port: number;
+  host: string;
+  databaseUrl: string | undefined;
+  databasePoolSize: number;
+  dataDir: string;
+  adminToken: string | undefined;
+  logLevel: z.infer<typeof envSchema>["LOG_LEVEL"];
+  bodyLimitBytes: number;
+  rateLimit: { requests: number; windowSeconds: number };
+  shutdownTimeoutMs: number;
+  seedDemo: boolean;
+};
+
+export function parseEnv(source: Record<string, string | undefined>): Env {
+  // An empty variable means "not set", as most shells and .env files intend.
+  const present = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== ""));
+  const result = envSchema.safeParse(present);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
+    throw new Error(`Invalid configuration:\n${problems.join("\n")}`);
+  }
+  const env = result.data;
+  return {
+    port: env.PORT,
+    host: env.HOST,
+    databaseUrl: env.DATABASE_URL,
+    databasePoolSize: env.DATABASE_POOL_SIZE,
+    dataDir: path.resolve(env.DATA_DIR),
+    adminToken: env.ADMIN_TOKEN,
+    logLevel: env.LOG_LEVEL,
+    bodyLimitBytes: env.BODY_LIMIT_BYTES,
+    rateLimit: { requests: env.RATE_LIMIT_REQUESTS, windowSeconds: env.RATE_LIMIT_WINDOW_SECONDS },
+    shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+    seedDemo: env.SEED_DEMO,
+  };
+}
+
+export function loadEnv(): Env {
+  return parseEnv(process.env);
+}
+
+/** What the admin command line needs: where the operator API is and how to reach it. */
+export type CliEnv = { adminUrl: string; adminToken: string | undefined; dataDir: string };
+
+export function loadCliEnv(): CliEnv {
+  const source = process.env;
+  const port = source.PORT && source.PORT !== "" ? source.PORT : "3000";
+  return {
+    adminUrl: source.ADMIN_URL && source.ADMIN_URL !== "" ? source.ADMIN_URL : `http://127.0.0.1:${port}`,
+    adminToken: source.ADMIN_TOKEN && source.ADMIN_TOKEN !== "" ? source.ADMIN_TOKEN : undefined,
+    dataDir: path.resolve(source.DATA_DIR && source.DATA_DIR !== "" ? source.DATA_DIR : ".data"),
+  };
+}

@@ -1,0 +1,102 @@
+import { sql } from "kysely";
+import express, { type NextFunction, type Request, type Response } from "express";
+import { createContextInner, type Services } from "../context.js";
+import { isDatabaseUnavailable } from "../db/index.js";
+import { appRouter } from "../router.js";
+import { createCallerFactory } from "../trpc.js";
+import { createDocsRouter } from "./docs.js";
+import { sendErrorCode } from "./errors.js";
+import { buildOpenApiDocument } from "./openapi.js";
+import { createRestRouter } from "./rest.js";
+
+export type AppOptions = { bodyLimitBytes: number };
+
+const REQUEST_ID = /^[\x20-\x7E]{1,128}$/;
+const createCaller = createCallerFactory(appRouter);
+
+/** The caller's X-Request-Id when it is printable ASCII of at most 128 chars, else a new one. */
+function requestIdOf(req: Request): string {
+  const given = req.headers["x-request-id"];
+  return typeof given === "string" && REQUEST_ID.test(given) ? given : crypto.randomUUID();
+}
+
+export function createApp(services: Services, options: AppOptions): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+  app.set("query parser", "simple");
+
+  app.use((req, res, next) => {
+    const requestId = requestIdOf(req);
+    res.locals.requestId = requestId;
+    res.setHeader("X-Request-Id", requestId);
+    const started = process.hrtime.bigint();
+    res.on("finish", () => {
+      const latencyMs = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
+      // The route template, not the path: a path can carry a phone number, which logs must not keep.
+      const route = typeof res.locals.route === "string" ? res.locals.route : undefined;
+      services.logger.info(
+        { requestId, method: req.method, path: route ?? req.path, status: res.statusCode, latencyMs },
+        "request",
+      );
+    });
+    next();
+  });
+
+  app.get("/healthz", (_req, res) => {
+    res.json({ status: "ok" });
+  });
+  app.get("/readyz", async (_req, res) => {
+    try {
+      await sql`select 1`.execute(services.db);
+      res.json({ status: "ready" });
+    } catch {
+      sendErrorCode(res, "SERVICE_UNAVAILABLE", { "Retry-After": "5" });
+    }
+  });
+
+  const openApiDocument = buildOpenApiDocument(appRouter);
+  app.get("/api/v1/openapi.json", (_req, res) => {
+    res.json(openApiDocument);
+  });
+  app.use(createDocsRouter());
+
+  // Any body is buffered (up to the limit, 413 past it, before authentication so a huge body is never read);
+  // JSON parsing waits until the procedure has authorized the caller.
+  app.use(express.raw({ type: () => true, limit: options.bodyLimitBytes }));
+  app.use(
+    createRestRouter({
+      appRouter,
+      createCaller: (ctx) => createCaller(ctx),
+      createContext: (req, res, bodyProblem) =>
+        createContextInner(services, {
+          requestId: String(res.locals.requestId),
+          authorization: req.headers.authorization,
+          bodyProblem,
+        }),
+      onUnexpectedError: (error, req, res) => {
+        const level = isDatabaseUnavailable(error) ? "warn" : "error";
+        services.logger[level]({ requestId: res.locals.requestId, err: error, method: req.method }, "request failed");
+      },
+    }),
+  );
+
+  app.use((_req, res) => {
+    sendErrorCode(res, "NOT_FOUND");
+  });
+
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const type = typeof error === "object" && error !== null && "type" in error ? error.type : undefined;
+    const status = typeof error === "object" && error !== null && "status" in error ? error.status : undefined;
+    if (res.headersSent) return;
+    if (type === "entity.too.large") return sendErrorCode(res, "BODY_TOO_LARGE");
+    if (type === "encoding.unsupported" || type === "charset.unsupported") return sendErrorCode(res, "UNSUPPORTED_MEDIA_TYPE");
+    if (type === "request.aborted" || type === "request.size.invalid") return sendErrorCode(res, "MALFORMED_JSON");
+    // A path whose percent-encoding cannot be decoded names nothing here.
+    if (error instanceof URIError || status === 400) return sendErrorCode(res, "NOT_FOUND");
+    services.logger.error({ requestId: res.locals.requestId, err: error, method: req.method }, "request failed");
+    sendErrorCode(res, "INTERNAL");
+  });
+
+  return app;
+}

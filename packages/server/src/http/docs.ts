@@ -1,0 +1,37 @@
+import express from "express";
+import swaggerUi from "swagger-ui-dist";
+
+const page = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>Commerce Data Ingestion API</title>
+  <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+</head>
+<body>
+  <div id="api-reference"></div>
+  <script src="/docs/assets/swagger-ui-bundle.js"></script>
+  <script src="/docs/init.js"></script>
+</body>
+</html>`;
+
+const init = `window.ui = SwaggerUIBundle({
+  url: "/api/v1/openapi.json",
+  dom_id: "#api-reference",
+  deepLinking: true,
+  persistAuthorization: true,
+  tryItOutEnabled: true,
+});`;
+
+/** An interactive API reference served from the package's own files: it works offline. */
+export function createDocsRouter(): express.Router {
+  const docs = express.Router();
+  docs.get("/docs", (_req, res) => {
+    res.type("html").send(page);
+  });
+  docs.get("/docs/init.js", (_req, res) => {
+    res.type("application/javascript").send(init);
+  });
+  docs.use("/docs/assets", express.static(swaggerUi.getAbsoluteFSPath(), { index: false, maxAge: "1d" }));
+  return docs;
+}

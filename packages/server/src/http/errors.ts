@@ -1,0 +1,50 @@
+import { ERRORS, type ErrorBody } from "@commerce-ingest/shared";
+import { TRPCError } from "@trpc/server";
+import type { Response } from "express";
+import { isDatabaseUnavailable } from "../db/index.js";
+import { AppError } from "../errors.js";
+import { hasIssues, toDetails } from "../validation.js";
+
+export type ErrorResponse = {
+  status: number;
+  body: ErrorBody;
+  headers: Record<string, string>;
+  /** Set when the error was not one we meant to answer with: it gets logged. */
+  unexpected?: unknown;
+};
+
+const RETRY_AFTER_UNAVAILABLE = "5";
+
+/** Maps anything thrown into the contract's envelope. Nothing of the original leaks into the body. */
+export function toErrorResponse(error: unknown): ErrorResponse {
+  const cause = error instanceof TRPCError && error.cause ? error.cause : error;
+  if (cause instanceof AppError) {
+    const body: ErrorBody = cause.details ? { error: cause.message, details: cause.details } : { error: cause.message };
+    return { status: cause.status, body, headers: cause.headers ?? {} };
+  }
+  // Only a failed input parse is the caller's fault; an output that fails its schema is ours.
+  if (error instanceof TRPCError && error.code === "BAD_REQUEST" && hasIssues(cause)) {
+    return {
+      status: ERRORS.VALIDATION_FAILED.status,
+      body: { error: ERRORS.VALIDATION_FAILED.message, details: toDetails(cause.issues) },
+      headers: {},
+    };
+  }
+  if (isDatabaseUnavailable(cause)) {
+    return {
+      status: ERRORS.SERVICE_UNAVAILABLE.status,
+      body: { error: ERRORS.SERVICE_UNAVAILABLE.message },
+      headers: { "Retry-After": RETRY_AFTER_UNAVAILABLE },
+      unexpected: cause,
+    };
+  }
+  return { status: ERRORS.INTERNAL.status, body: { error: ERRORS.INTERNAL.message }, headers: {}, unexpected: cause };
+}
+
+export function sendError(res: Response, response: Pick<ErrorResponse, "status" | "body" | "headers">): void {
+  res.set(response.headers).status(response.status).json(response.body);
+}
+
+export function sendErrorCode(res: Response, code: keyof typeof ERRORS, headers: Record<string, string> = {}): void {
+  sendError(res, { status: ERRORS[code].status, body: { error: ERRORS[code].message }, headers });
+}

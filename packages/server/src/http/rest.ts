@@ -1,0 +1,110 @@
+import type { AnyProcedure, AnyRouter } from "@trpc/server";
+import express, { type Request, type Response } from "express";
+import type { OpenApiMeta } from "trpc-to-openapi";
+import type { BodyProblem, Context } from "../context.js";
+import { sendError, sendErrorCode, toErrorResponse } from "./errors.js";
+
+type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
+
+export type RestRoute = {
+  method: Method;
+  /** The documented path, `{param}` style. */
+  path: string;
+  procedurePath: string;
+};
+
+const BODY_METHODS = new Set<Method>(["POST", "PATCH", "PUT"]);
+
+/** Every procedure that declares an OpenAPI method and path, in declaration order. */
+export function listRestRoutes(appRouter: AnyRouter): RestRoute[] {
+  const procedures = appRouter._def.procedures as Record<string, AnyProcedure>;
+  return Object.entries(procedures).flatMap(([procedurePath, procedure]) => {
+    const openapi = (procedure._def.meta as OpenApiMeta | undefined)?.openapi;
+    return openapi && openapi.enabled !== false ? [{ method: openapi.method, path: openapi.path, procedurePath }] : [];
+  });
+}
+
+type ParsedBody = { ok: true; value: Record<string, unknown> } | { ok: false; problem: BodyProblem };
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** Reads the body the raw parser buffered. Its problems are only reported after authorization. */
+function parseJsonBody(req: Request): ParsedBody {
+  const mediaType = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+  if (mediaType !== "application/json") return { ok: false, problem: "UNSUPPORTED_MEDIA_TYPE" };
+  const raw: unknown = req.body;
+  let value: unknown;
+  try {
+    value = JSON.parse(utf8.decode(Buffer.isBuffer(raw) ? raw : Buffer.alloc(0)));
+  } catch {
+    return { ok: false, problem: "MALFORMED_JSON" };
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, problem: "NOT_AN_OBJECT" };
+  return { ok: true, value: { ...(value as Record<string, unknown>) } };
+}
+
+type Procedure = (input: unknown) => Promise<unknown>;
+
+function findProcedure(caller: unknown, path: string): Procedure {
+  const target = path.split(".").reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], caller);
+  return target as Procedure;
+}
+
+export type RestAdapterOptions = {
+  appRouter: AnyRouter;
+  createCaller: (ctx: Context) => unknown;
+  createContext: (req: Request, res: Response, bodyProblem: BodyProblem | undefined) => Context;
+  onUnexpectedError: (error: unknown, req: Request, res: Response) => void;
+};
+
+/**
+ * Serves each procedure on its documented method and path, with the contract's
+ * envelope: the success status the procedure chose, `{ error, details? }` on
+ * failure, 405 with `Allow` for a known path with another method.
+ */
+export function createRestRouter(options: RestAdapterOptions): express.Router {
+  const restRouter = express.Router();
+  const routes = listRestRoutes(options.appRouter);
+  const methodsByPath = new Map<string, Method[]>();
+
+  for (const route of routes) {
+    const expressPath = route.path.replace(/\{(\w+)\}/g, ":$1");
+    methodsByPath.set(expressPath, [...(methodsByPath.get(expressPath) ?? []), route.method]);
+
+    restRouter[route.method.toLowerCase() as Lowercase<Method>](expressPath, async (req: Request, res: Response) => {
+      res.locals.route = route.path;
+      let input: Record<string, unknown> = {};
+      let bodyProblem: BodyProblem | undefined;
+      if (BODY_METHODS.has(route.method)) {
+        const body = parseJsonBody(req);
+        if (body.ok) input = body.value;
+        else bodyProblem = body.problem;
+      } else if (route.method === "GET") {
+        input = { ...(req.query as Record<string, unknown>) };
+      }
+      // Path parameters win over body fields of the same name.
+      Object.assign(input, req.params);
+
+      const ctx = options.createContext(req, res, bodyProblem);
+      try {
+        const result = await findProcedure(options.createCaller(ctx), route.procedurePath)(input);
+        if (ctx.response.status === 204) {
+          res.status(204).end();
+        } else {
+          res.status(ctx.response.status).json(result);
+        }
+      } catch (error) {
+        const response = toErrorResponse(error);
+        if (response.unexpected !== undefined) options.onUnexpectedError(response.unexpected, req, res);
+        sendError(res, response);
+      }
+    });
+  }
+
+  for (const [expressPath, methods] of methodsByPath) {
+    restRouter.all(expressPath, (_req, res) => {
+      sendErrorCode(res, "METHOD_NOT_ALLOWED", { Allow: methods.join(", ") });
+    });
+  }
+  return restRouter;
+}

@@ -1,0 +1,104 @@
+import type { RawBuilder } from "kysely";
+import type { Executor } from "../../db/types.js";
+import { inSavepoint, now, textArray, wasInserted } from "../../db/sql.js";
+
+/** The fields an upsert writes; absent ones keep their stored value. */
+export type CustomerFields = {
+  phone: string;
+  contact_id: number;
+  first_name?: string | null;
+  last_name?: string | null;
+  email?: string | null;
+  locale?: string | null;
+  tags?: RawBuilder<string[]>;
+  lifetime_value?: number;
+  orders_count?: number;
+};
+
+/** The store's messaging contact for this phone, created on first sight. */
+export async function upsertContact(db: Executor, storeId: number, phone: string): Promise<number> {
+  const row = await db
+    .insertInto("contacts")
+    .values({ store_id: storeId, phone })
+    // A no-op update, so that the existing row's id comes back too.
+    .onConflict((oc) => oc.columns(["store_id", "phone"]).doUpdateSet({ phone: (eb) => eb.ref("excluded.phone") }))
+    .returning("id")
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/**
+ * Inserts or merges the active customer with this key in one statement, so
+ * concurrent pushes of one new customer make exactly one row.
+ */
+export async function upsertCustomer(
+  db: Executor,
+  storeId: number,
+  key: { external_id: string; keyed_by_phone: boolean },
+  fields: CustomerFields,
+) {
+  return db
+    .insertInto("customers")
+    .values({ store_id: storeId, ...key, ...fields })
+    .onConflict((oc) =>
+      oc
+        .columns(["store_id", "external_id"])
+        .where("deleted_at", "is", null)
+        .doUpdateSet({ ...fields, updated_at: now() }),
+    )
+    .returningAll()
+    .returning(wasInserted.as("inserted"))
+    .executeTakeFirstOrThrow();
+}
+
+/**
+ * Erases the active customer with this key: personal fields cleared, the key
+ * freed for a new customer (a phone key is personal data, so it goes too), the
+ * link to its contact dropped. Returns whether there was one to erase.
+ */
+export async function eraseCustomer(db: Executor, storeId: number, externalId: string): Promise<boolean> {
+  const customer = await db
+    .selectFrom("customers")
+    .select(["id", "contact_id"])
+    .where("store_id", "=", storeId)
+    .where("external_id", "=", externalId)
+    .where("deleted_at", "is", null)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!customer) return false;
+
+  await db
+    .updateTable("customers")
+    .set((eb) => ({
+      deleted_at: now(),
+      updated_at: now(),
+      external_id: eb.case().when("keyed_by_phone", "=", true).then(null).else(eb.ref("external_id")).end(),
+      phone: null,
+      first_name: null,
+      last_name: null,
+      email: null,
+      locale: null,
+      tags: textArray([]),
+      contact_id: null,
+    }))
+    .where("id", "=", customer.id)
+    .execute();
+
+  if (customer.contact_id !== null) await deleteContactIfUnused(db, customer.contact_id);
+  return true;
+}
+
+/**
+ * A contact no active customer uses holds nothing but a phone of someone who
+ * asked to be forgotten. A customer linking to it at this very moment wins:
+ * the contact then stays.
+ */
+async function deleteContactIfUnused(db: Executor, contactId: number): Promise<void> {
+  await inSavepoint(db, "contact_cleanup", () =>
+    db
+      .deleteFrom("contacts")
+      .where("id", "=", contactId)
+      .where((eb) => eb.not(eb.exists(eb.selectFrom("customers").select("id").where("contact_id", "=", contactId))))
+      .execute(),
+  );
+}

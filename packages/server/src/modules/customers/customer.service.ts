@@ -1,0 +1,78 @@
+import type { Customer, CustomerInput } from "@commerce-ingest/shared";
+import type { StoreContext } from "../../auth/auth.middleware.js";
+import type { CustomerRow, Db, Executor } from "../../db/types.js";
+import { textArray } from "../../db/sql.js";
+import { AppError } from "../../errors.js";
+import * as repo from "./customer.repository.js";
+import { normalizePhone } from "./phone.js";
+
+export function toCustomer(row: CustomerRow): Customer {
+  return {
+    external_id: row.external_id ?? "",
+    store_id: row.store_id,
+    first_name: row.first_name,
+    last_name: row.last_name,
+    email: row.email,
+    locale: row.locale,
+    tags: row.tags,
+    lifetime_value: row.lifetime_value,
+    orders_count: row.orders_count,
+  };
+}
+
+/** Tags keep their order; repeats after the first are dropped. */
+export function uniqueTags(tags: readonly string[] | null | undefined): string[] {
+  return [...new Set(tags ?? [])];
+}
+
+/**
+ * Reads the phone in the store's country, or fails the request with a 422 on
+ * `pathPrefix + "phone"` (`customer.phone` for an embedded customer).
+ */
+export function requirePhone(phone: string, store: StoreContext, pathPrefix = ""): string {
+  const result = normalizePhone(phone, store.country);
+  if (!result.ok) throw new AppError("VALIDATION_FAILED", [{ path: `${pathPrefix}phone`, message: result.message }]);
+  return result.e164;
+}
+
+export type UpsertedCustomer = { row: CustomerRow; created: boolean };
+
+/**
+ * Upserts a customer inside the caller's transaction, by the key rule: its
+ * `external_id`, else its E.164 phone. `phone` must already be normalised.
+ */
+export async function upsertCustomerIn(
+  trx: Executor,
+  store: StoreContext,
+  input: CustomerInput,
+  phone: string,
+): Promise<UpsertedCustomer> {
+  const contactId = await repo.upsertContact(trx, store.id, phone);
+  const key = input.external_id
+    ? { external_id: input.external_id, keyed_by_phone: false }
+    : { external_id: phone, keyed_by_phone: true };
+
+  const fields: repo.CustomerFields = { phone, contact_id: contactId };
+  if (input.first_name !== undefined) fields.first_name = input.first_name;
+  if (input.last_name !== undefined) fields.last_name = input.last_name;
+  if (input.email !== undefined) fields.email = input.email;
+  if (input.locale !== undefined) fields.locale = input.locale;
+  if (input.tags !== undefined) fields.tags = textArray(uniqueTags(input.tags));
+  // An integer cleared with null goes back to its starting value.
+  if (input.lifetime_value !== undefined) fields.lifetime_value = input.lifetime_value ?? 0;
+  if (input.orders_count !== undefined) fields.orders_count = input.orders_count ?? 0;
+
+  const { inserted, ...row } = await repo.upsertCustomer(trx, store.id, key, fields);
+  return { row, created: inserted };
+}
+
+export async function upsertCustomer(db: Db, store: StoreContext, input: CustomerInput): Promise<{ customer: Customer; created: boolean }> {
+  const phone = requirePhone(input.phone, store);
+  const { row, created } = await db.transaction().execute((trx) => upsertCustomerIn(trx, store, input, phone));
+  return { customer: toCustomer(row), created };
+}
+
+/** Erasure is idempotent: an unknown or already erased customer is not an error. */
+export async function eraseCustomer(db: Db, store: StoreContext, externalId: string): Promise<void> {
+  await db.transaction().execute((trx) => repo.eraseCustomer(trx, store.id, externalId));
+}

@@ -1,0 +1,41 @@
+import fs from "node:fs";
+import path from "node:path";
+import * as tenants from "./auth/tenant.service.js";
+import type { Db } from "./db/types.js";
+
+export type DemoCredentials = { baseUrl: string; storeId: number; apiKey: string; envFile: string };
+
+/**
+ * On a brand-new database, a demo team, store and key, so a newcomer can push a
+ * first record within a minute. Written to DATA_DIR/demo.env for the examples.
+ */
+export async function seedDemo(db: Db, dataDir: string, baseUrl: string): Promise<DemoCredentials | undefined> {
+  const existing = await db.selectFrom("teams").select("id").limit(1).executeTakeFirst();
+  if (existing) return undefined;
+  const team = await tenants.createTeam(db, "Demo team");
+  const store = await tenants.createStore(db, { team_id: team.id, name: "Demo store", country: "US" });
+  const key = await tenants.createApiKey(db, { team_id: team.id, name: "Demo key" });
+  const envFile = path.join(dataDir, "demo.env");
+  fs.mkdirSync(dataDir, { recursive: true });
+  fs.writeFileSync(envFile, `BASE_URL=${baseUrl}\nSTORE_ID=${store.id}\nAPI_KEY=${key.key}\n`, { mode: 0o600 });
+  return { baseUrl, storeId: store.id, apiKey: key.key, envFile };
+}
+
+export function demoBanner(demo: DemoCredentials): string {
+  const body = JSON.stringify({ external_id: "demo-customer-1", phone: "+12025550143", first_name: "Ada" });
+  return [
+    "",
+    "Demo credentials (shown once; also written to " + demo.envFile + "):",
+    `  BASE_URL=${demo.baseUrl}`,
+    `  STORE_ID=${demo.storeId}`,
+    `  API_KEY=${demo.apiKey}`,
+    "",
+    "Create a customer (201 the first time, 200 after):",
+    `  curl -i -X POST ${demo.baseUrl}/api/v1/stores/${demo.storeId}/customers \\`,
+    `    -H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json" \\`,
+    `    -d '${body}'`,
+    "",
+    `API reference: ${demo.baseUrl}/docs`,
+    "",
+  ].join("\n");
+}

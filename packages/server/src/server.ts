@@ -1,0 +1,71 @@
+import type { AddressInfo } from "node:net";
+import http from "node:http";
+import { resolveAdminToken } from "./admin-token.js";
+import { createRateLimiter } from "./auth/rate-limit.js";
+import { openDatabase, type DatabaseHandle } from "./db/index.js";
+import { migrateToLatest } from "./db/migrate.js";
+import type { Env } from "./env.js";
+import { createApp } from "./http/app.js";
+import type { Logger } from "./logger.js";
+import { demoBanner, seedDemo } from "./seed.js";
+
+export type RunningServer = {
+  url: string;
+  database: DatabaseHandle;
+  /** Stops accepting, lets in-flight requests finish (up to the shutdown timeout), closes the database. */
+  close(): Promise<void>;
+};
+
+function publicHost(host: string): string {
+  if (host === "0.0.0.0" || host === "::") return "127.0.0.1";
+  return host.includes(":") ? `[${host}]` : host;
+}
+
+export async function startServer(env: Env, logger: Logger, print: (text: string) => void = console.log): Promise<RunningServer> {
+  const database = await openDatabase(
+    env.databaseUrl
+      ? { kind: "postgres", url: env.databaseUrl, poolSize: env.databasePoolSize }
+      : { kind: "embedded", dataDir: env.dataDir },
+  );
+  try {
+    const applied = await migrateToLatest(database.db);
+    logger.info({ database: database.kind, applied }, "database ready");
+    const adminToken = resolveAdminToken(env.adminToken, env.dataDir);
+    const app = createApp(
+      { db: database.db, logger, rateLimiter: createRateLimiter(env.rateLimit, database.pool), adminToken },
+      { bodyLimitBytes: env.bodyLimitBytes },
+    );
+
+    const server = http.createServer(app);
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(env.port, env.host, () => resolve());
+    });
+    const { port } = server.address() as AddressInfo;
+    const url = `http://${publicHost(env.host)}:${port}`;
+    logger.info({ url, database: database.kind }, "listening");
+
+    if (database.kind === "embedded" && env.seedDemo) {
+      const demo = await seedDemo(database.db, env.dataDir, url);
+      if (demo) print(demoBanner(demo));
+    }
+
+    let closing: Promise<void> | undefined;
+    const close = () => {
+      closing ??= (async () => {
+        const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const timer = setTimeout(() => server.closeAllConnections(), env.shutdownTimeoutMs);
+        await drained;
+        clearTimeout(timer);
+        await database.close();
+        logger.info("stopped");
+      })();
+      return closing;
+    };
+    return { url, database, close };
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
+}

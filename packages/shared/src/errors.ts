@@ -1,0 +1,30 @@
+/**
+ * Every error the API answers with: the HTTP status and the exact message of the
+ * contract. The server maps its single error type through this table; the SDK
+ * uses it to name its error classes.
+ */
+export const ERRORS = {
+  API_KEY_MISSING: { status: 401, message: "API key is missing" },
+  API_KEY_INVALID: { status: 401, message: "Invalid API key" },
+  STORE_FORBIDDEN: { status: 403, message: "API key does not authorize this store" },
+  STORE_NOT_FOUND: { status: 404, message: "Store not found or paused" },
+  ORDER_NOT_FOUND: { status: 404, message: "Order not found" },
+  CHECKOUT_NOT_FOUND: { status: 404, message: "Checkout not found" },
+  SHIPMENT_ORDER_NOT_FOUND: { status: 422, message: "Order not found" },
+  MALFORMED_JSON: { status: 400, message: "Malformed JSON body" },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: "Content-Type must be application/json" },
+  BODY_TOO_LARGE: { status: 413, message: "Request body too large" },
+  VALIDATION_FAILED: { status: 422, message: "Invalid request body" },
+  RATE_LIMITED: { status: 429, message: "Rate limit exceeded" },
+  NOT_FOUND: { status: 404, message: "Not found" },
+  METHOD_NOT_ALLOWED: { status: 405, message: "Method not allowed" },
+  SERVICE_UNAVAILABLE: { status: 503, message: "Service unavailable" },
+  INTERNAL: { status: 500, message: "Internal server error" },
+  ADMIN_TOKEN_MISSING: { status: 401, message: "Admin token is missing" },
+  ADMIN_TOKEN_INVALID: { status: 401, message: "Invalid admin token" },
+  TEAM_NOT_FOUND: { status: 404, message: "Team not found" },
+  ADMIN_STORE_NOT_FOUND: { status: 404, message: "Store not found" },
+  KEY_NOT_FOUND: { status: 404, message: "API key not found" },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
