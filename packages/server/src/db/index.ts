@@ -93,7 +93,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   for (let current: unknown = error, depth = 0; current instanceof Error && depth < 5; depth++) {
     const code = "code" in current ? String(current.code) : "";
     if (UNAVAILABLE_CODES.has(code)) return true;
-    if (/PGlite is closed|Connection terminated|timeout exceeded when trying to connect|driver has already been destroyed/i.test(current.message)) {
+    if (/PGlite is closed|PGlite instance is already closed|Connection terminated|timeout exceeded when trying to connect|driver has already been destroyed/i.test(current.message)) {
       return true;
     }
     if (current instanceof AggregateError && current.errors.some((inner) => isDatabaseUnavailable(inner))) return true;

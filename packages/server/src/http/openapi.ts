@@ -1,7 +1,6 @@
 import { ERRORS, errorBodySchema, type ErrorCode } from "@commerce-ingest/shared";
 import type { AnyRouter } from "@trpc/server";
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
-import { z } from "zod";
 
 type Operation = { responses?: Record<string, unknown>; requestBody?: unknown; security?: unknown };
 
@@ -31,6 +30,7 @@ export function buildOpenApiDocument(appRouter: AnyRouter): OpenAPIObject {
       bearerAuth: { type: "http", scheme: "bearer", description: "A 24-character API key, sent exactly as issued." },
     },
     filter: ({ metadata }) => metadata.openapi.path.startsWith("/api/v1/"),
+    defs: { Error: errorBodySchema },
   });
 
   for (const [path, item] of Object.entries(document.paths ?? {})) {
@@ -68,10 +68,8 @@ export function buildOpenApiDocument(appRouter: AnyRouter): OpenAPIObject {
     }
   }
 
-  const { $schema: _ignored, ...errorSchema } = z.toJSONSchema(errorBodySchema, { target: "openapi-3.0" }) as Record<string, unknown>;
-  document.components = {
-    ...document.components,
-    schemas: { ...document.components?.schemas, Error: errorSchema },
-  };
+  // The library's own error shapes are never what this API answers with.
+  const schemas = document.components?.schemas ?? {};
+  for (const name of Object.keys(schemas)) if (name.startsWith("error.")) delete schemas[name];
   return document;
 }

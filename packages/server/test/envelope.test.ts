@@ -1,0 +1,136 @@
+import { validate } from "@readme/openapi-parser";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openDatabase } from "../src/db/index.js";
+import { startTestServer, testDb, type TestServer } from "./helpers.js";
+
+let server: TestServer;
+let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;
+
+beforeAll(async () => {
+  server = await startTestServer({ bodyLimitBytes: 4096 });
+  tenant = await server.createTenant();
+});
+afterAll(() => server?.close());
+
+describe("request ids", () => {
+  it("echoes a caller's printable X-Request-Id on success and on error", async () => {
+    const ok = await server.request("GET", "/healthz", { headers: { "X-Request-Id": "shop-42 trace/1" } });
+    expect(ok.headers.get("x-request-id")).toBe("shop-42 trace/1");
+    const error = await server.request("POST", `/api/v1/stores/${tenant.store.id}/customers`, { headers: { "X-Request-Id": "req-401" }, body: {} });
+    expect(error.status).toBe(401);
+    expect(error.headers.get("x-request-id")).toBe("req-401");
+  });
+
+  it("makes a new unique id when none, or an unusable one, is sent", async () => {
+    const a = await server.request("GET", "/nowhere");
+    const b = await server.request("GET", "/healthz", { headers: { "X-Request-Id": "x".repeat(129) } });
+    const idA = a.headers.get("x-request-id");
+    const idB = b.headers.get("x-request-id");
+    expect(idA).toMatch(/^[0-9a-f-]{36}$/);
+    expect(idB).toMatch(/^[0-9a-f-]{36}$/);
+    expect(idA).not.toBe(idB);
+  });
+});
+
+describe("error envelope", () => {
+  it("404 Not found for an unknown path", async () => {
+    for (const path of ["/nowhere", "/api/v1/stores/1/widgets", "/api/v2/stores/1/customers"]) {
+      const res = await server.request("GET", path);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: "Not found" });
+    }
+  });
+
+  it("405 Method not allowed with Allow on a known path", async () => {
+    const res = await server.request("GET", `/api/v1/stores/${tenant.store.id}/customers`, { key: tenant.key });
+    expect(res.status).toBe(405);
+    expect(res.body).toEqual({ error: "Method not allowed" });
+    expect(res.headers.get("allow")).toBe("POST");
+    const put = await server.request("PUT", `/api/v1/stores/${tenant.store.id}/customers/abc`, { key: tenant.key, body: {} });
+    expect(put.status).toBe(405);
+    expect(put.headers.get("allow")).toBe("DELETE");
+  });
+
+  it("413 Request body too large, before authentication", async () => {
+    const huge = JSON.stringify({ phone: "+14155552671", first_name: "x".repeat(5000) });
+    const res = await server.request("POST", `/api/v1/stores/${tenant.store.id}/customers`, { rawBody: huge });
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({ error: "Request body too large" });
+  });
+
+  it("answers errors with exactly { error } or { error, details }, never framework fields", async () => {
+    const responses = await Promise.all([
+      server.request("POST", `/api/v1/stores/${tenant.store.id}/customers`, {}),
+      server.request("POST", `/api/v1/stores/${tenant.store.id}/customers`, { key: tenant.key, body: { phone: 1 } }),
+      server.request("POST", `/api/v1/stores/${tenant.store.id}/customers`, { key: tenant.key, rawBody: "{" }),
+      server.request("DELETE", `/api/v1/stores/${tenant.store.id}/customers/%E0%A4%A`, { key: tenant.key }),
+    ]);
+    for (const res of responses) {
+      expect(res.status).toBeGreaterThanOrEqual(400);
+      expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+      expect(Object.keys(res.body).sort()).toEqual(res.status === 422 ? ["details", "error"] : ["error"]);
+    }
+  });
+});
+
+describe("health", () => {
+  it("/healthz says the process is up and /readyz that the database answers", async () => {
+    expect((await server.request("GET", "/healthz")).body).toEqual({ status: "ok" });
+    const ready = await server.request("GET", "/readyz");
+    expect(ready.status).toBe(200);
+    expect(ready.body).toEqual({ status: "ready" });
+  });
+});
+
+describe("database unreachable", () => {
+  it("503 Service unavailable with Retry-After, and /readyz says so", async () => {
+    const handle =
+      testDb === "postgres"
+        ? await openDatabase({ kind: "postgres", url: "postgres://postgres@127.0.0.1:1/none" })
+        : await openDatabase({ kind: "embedded", dataDir: undefined });
+    if (testDb === "embedded") await handle.close();
+    const down = await startTestServer({ database: handle });
+    try {
+      const res = await down.request("POST", "/api/v1/stores/1/customers", { key: "AAAAAAAAAAAAAAAAAAAAAAAA", body: { phone: "+14155552671" } });
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({ error: "Service unavailable" });
+      expect(res.headers.get("retry-after")).toBe("5");
+      const ready = await down.request("GET", "/readyz");
+      expect(ready.status).toBe(503);
+    } finally {
+      await down.close();
+      if (testDb === "postgres") await handle.close();
+    }
+  });
+});
+
+describe("OpenAPI document", () => {
+  it("is valid OpenAPI 3 and documents the paths with their real statuses and our error schema", async () => {
+    const res = await server.request("GET", "/api/v1/openapi.json");
+    expect(res.status).toBe(200);
+    const document = res.body;
+    expect(document.openapi).toMatch(/^3\./);
+    const result = await validate(structuredClone(document));
+    expect(result.valid ? [] : result.errors).toEqual([]);
+
+    const customers = document.paths["/api/v1/stores/{store_id}/customers"].post;
+    expect(Object.keys(customers.responses)).toEqual(expect.arrayContaining(["201", "200", "401", "403", "404", "413", "415", "422", "429"]));
+    expect(customers.responses["422"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Error" });
+    expect(customers.security).toEqual([{ bearerAuth: [] }]);
+    const erase = document.paths["/api/v1/stores/{store_id}/customers/{external_id}"].delete;
+    expect(Object.keys(erase.responses)).toContain("204");
+    expect(erase.responses["200"]).toBeUndefined();
+    expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
+    expect(Object.keys(document.paths).every((path: string) => path.startsWith("/api/v1/"))).toBe(true);
+  });
+
+  it("serves an interactive reference at /docs with its assets", async () => {
+    const page = await server.request("GET", "/docs");
+    expect(page.status).toBe(200);
+    expect(page.text).toContain("swagger-ui-bundle.js");
+    const script = await fetch(`${server.url}/docs/assets/swagger-ui-bundle.js`);
+    expect(script.status).toBe(200);
+    const init = await server.request("GET", "/docs/init.js");
+    expect(init.text).toContain("/api/v1/openapi.json");
+  });
+});

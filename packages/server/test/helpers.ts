@@ -1,0 +1,130 @@
+import type { AddressInfo } from "node:net";
+import http from "node:http";
+import pg from "pg";
+import { createRateLimiter, type RateLimitOptions } from "../src/auth/rate-limit.js";
+import * as tenants from "../src/auth/tenant.service.js";
+import { openDatabase, type DatabaseHandle } from "../src/db/index.js";
+import { migrateToLatest } from "../src/db/migrate.js";
+import { createApp } from "../src/http/app.js";
+import { createLogger } from "../src/logger.js";
+
+export const testDb = process.env.TEST_DB === "postgres" ? "postgres" : "embedded";
+export const ADMIN_TOKEN = "test-admin-token-0123456789";
+
+/**
+ * A fresh database for one test file: an in-memory embedded one, or a new
+ * PostgreSQL database created for the file and dropped after it.
+ */
+export async function createTestDatabase(): Promise<{ handle: DatabaseHandle; url: string | undefined; drop(): Promise<void> }> {
+  if (testDb === "embedded") {
+    const handle = await openDatabase({ kind: "embedded", dataDir: undefined });
+    await migrateToLatest(handle.db);
+    return { handle, url: undefined, drop: () => handle.close() };
+  }
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  if (!serverUrl) throw new Error("TEST_DATABASE_URL is required when TEST_DB=postgres");
+  const name = `ci_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const handle = await openDatabase({ kind: "postgres", url: url.toString(), poolSize: 20 });
+  await migrateToLatest(handle.db);
+  return {
+    handle,
+    url: url.toString(),
+    async drop() {
+      await handle.close();
+      const cleanup = new pg.Client({ connectionString: serverUrl });
+      await cleanup.connect();
+      await cleanup.query(`drop database if exists ${name} with (force)`);
+      await cleanup.end();
+    },
+  };
+}
+
+export type ApiResponse = {
+  status: number;
+  headers: Headers;
+  text: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON bodies
+  body: any;
+};
+
+export type RequestOptions = {
+  key?: string | null;
+  body?: unknown;
+  rawBody?: string | Buffer;
+  contentType?: string | null;
+  headers?: Record<string, string>;
+};
+
+export type TestServer = Awaited<ReturnType<typeof startTestServer>>;
+
+/** The real app on a real port over a real database; requests go through HTTP. */
+export async function startTestServer(options: { rateLimit?: RateLimitOptions; bodyLimitBytes?: number; database?: DatabaseHandle } = {}) {
+  let created: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+  let handle: DatabaseHandle;
+  if (options.database) {
+    handle = options.database;
+  } else {
+    created = await createTestDatabase();
+    handle = created.handle;
+  }
+  const logger = createLogger("silent");
+  const app = createApp(
+    {
+      db: handle.db,
+      logger,
+      rateLimiter: createRateLimiter(options.rateLimit ?? { requests: 0, windowSeconds: 1 }, handle.pool),
+      adminToken: ADMIN_TOKEN,
+    },
+    { bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024 },
+  );
+  const server = http.createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  async function request(method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse> {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.key) headers.Authorization = `Bearer ${opts.key}`;
+    let body: string | Buffer | undefined;
+    if (opts.rawBody !== undefined) body = opts.rawBody;
+    else if (opts.body !== undefined) body = JSON.stringify(opts.body);
+    const contentType = opts.contentType === undefined ? (body !== undefined ? "application/json" : null) : opts.contentType;
+    if (contentType) headers["Content-Type"] = contentType;
+    const response = await fetch(url + path, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = null;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      parsed = null;
+    }
+    return { status: response.status, headers: response.headers, text, body: parsed };
+  }
+
+  /** A team with one store and a team-wide key: what most tests start from. */
+  async function createTenant(store: { country?: string | null; paused?: boolean } = {}) {
+    const team = await tenants.createTeam(handle.db, `Team ${Math.random().toString(36).slice(2, 8)}`);
+    const shop = await tenants.createStore(handle.db, { team_id: team.id, name: "Shop", country: store.country === undefined ? "US" : store.country });
+    if (store.paused) await tenants.updateStore(handle.db, shop.id, { paused: true });
+    const key = await tenants.createApiKey(handle.db, { team_id: team.id, name: "key" });
+    return { team, store: shop, key: key.key, keyId: key.id };
+  }
+
+  return {
+    url,
+    db: handle.db,
+    handle,
+    request,
+    createTenant,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      if (created) await created.drop();
+    },
+  };
+}
