@@ -1,22 +1,40 @@
+import net from "node:net";
 import { defineConfig } from "vitest/config";
 
-// The integration suite runs once per database: always on the embedded one, and on
-// PostgreSQL when TEST_DATABASE_URL names a server (CI always sets it).
-const postgresUrl = process.env.TEST_DATABASE_URL;
-const integration = ["packages/server/test/**/*.test.ts"];
+const DEFAULT_POSTGRES = "postgres://postgres@127.0.0.1:5432/test";
 
-export default defineConfig({
-  test: {
-    pool: "forks",
-    maxWorkers: 2,
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-    projects: [
-      { extends: true, test: { name: "unit", include: ["packages/*/src/**/*.test.ts"] } },
-      { extends: true, test: { name: "embedded", include: integration, env: { TEST_DB: "embedded" } } },
-      ...(postgresUrl
-        ? [{ extends: true, test: { name: "postgres", include: integration, env: { TEST_DB: "postgres", TEST_DATABASE_URL: postgresUrl } } }]
-        : []),
-    ],
-  },
+/** True when something accepts connections at the URL's host and port. */
+function reachable(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: hostname, port: Number(port || 5432), timeout: 1000 });
+    socket.once("connect", () => (socket.destroy(), resolve(true)));
+    socket.once("error", () => resolve(false));
+    socket.once("timeout", () => (socket.destroy(), resolve(false)));
+  });
+}
+
+// The integration suite runs once per database: always on the embedded one, and on
+// PostgreSQL at TEST_DATABASE_URL (or the local default when one answers there).
+export default defineConfig(async () => {
+  const postgresUrl = process.env.TEST_DATABASE_URL ?? ((await reachable(DEFAULT_POSTGRES)) ? DEFAULT_POSTGRES : undefined);
+  if (process.env.CI && !postgresUrl) throw new Error("CI needs PostgreSQL: set TEST_DATABASE_URL");
+  // Said once, by the main process, not again by each worker that loads this file.
+  if (process.env.VITEST_WORKER_ID === undefined) console.log(postgresUrl ? `Integration tests: embedded and PostgreSQL (${new URL(postgresUrl).host})` : "Integration tests: embedded only (no PostgreSQL found; set TEST_DATABASE_URL)");
+  const integration = ["packages/server/test/**/*.test.ts"];
+  return {
+    test: {
+      pool: "forks",
+      maxWorkers: 2,
+      testTimeout: 30_000,
+      hookTimeout: 60_000,
+      projects: [
+        { extends: true, test: { name: "unit", include: ["packages/*/src/**/*.test.ts"] } },
+        { extends: true, test: { name: "embedded", include: integration, env: { TEST_DB: "embedded" } } },
+        ...(postgresUrl
+          ? [{ extends: true, test: { name: "postgres", include: integration, env: { TEST_DB: "postgres", TEST_DATABASE_URL: postgresUrl } } }]
+          : []),
+      ],
+    },
+  };
 });

@@ -1,0 +1,19 @@
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseEnv } from "./env.js";
+
+describe("configuration", () => {
+  it("has working defaults", () => {
+    const env = parseEnv({});
+    expect(env).toMatchObject({ port: 3000, host: "127.0.0.1", databaseUrl: undefined, bodyLimitBytes: 1048576, logLevel: "info" });
+    expect(env.dataDir).toBe(path.resolve(".data"));
+  });
+
+  it("treats empty variables as unset", () => {
+    expect(parseEnv({ DATABASE_URL: "", PORT: "" })).toMatchObject({ databaseUrl: undefined, port: 3000 });
+  });
+
+  it("names every invalid variable", () => {
+    expect(() => parseEnv({ PORT: "http", DATABASE_URL: "mysql://x", LOG_LEVEL: "loud" })).toThrow(/PORT[\s\S]*DATABASE_URL[\s\S]*LOG_LEVEL/);
+  });
+});

@@ -1,0 +1,155 @@
+import { spawn, execFile, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { createTestDatabase, testDb } from "./helpers.js";
+
+const run = promisify(execFile);
+const serverDir = path.resolve(import.meta.dirname, "..");
+const mainJs = path.join(serverDir, "dist/main.js");
+const adminJs = path.join(serverDir, "dist/admin.js");
+
+type Proc = { child: ChildProcess; url: string; stdout: () => string; exited: Promise<number | null> };
+const running: Proc[] = [];
+
+/** Starts the built server as its own process and waits until it listens. */
+async function startProcess(env: Record<string, string>): Promise<Proc> {
+  const child = spawn(process.execPath, [mainJs], {
+    env: { PATH: process.env.PATH ?? "", PORT: "0", LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout?.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
+    const check = () => {
+      const match = /"url":"(http:[^"]+)","database":"\w+","msg":"listening"/.exec(out);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    };
+    child.stdout?.on("data", check);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${out}`));
+    });
+  });
+  const proc = { child, url, stdout: () => out, exited };
+  running.push(proc);
+  return proc;
+}
+
+async function admin(args: string[], env: Record<string, string>) {
+  const { stdout } = await run(process.execPath, [adminJs, ...args], { env: { PATH: process.env.PATH ?? "", ...env } });
+  return JSON.parse(stdout) as Record<string, unknown> & { data?: Array<Record<string, unknown>> };
+}
+
+function tempDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), "ingest-test-"));
+}
+
+async function upsertCustomer(url: string, storeId: unknown, key: unknown, externalId: string) {
+  const res = await fetch(`${url}/api/v1/stores/${String(storeId)}/customers`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${String(key)}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ external_id: externalId, phone: "+14155552671" }),
+  });
+  return res.status;
+}
+
+afterEach(async () => {
+  for (const proc of running.splice(0)) {
+    if (proc.child.exitCode === null) proc.child.kill("SIGKILL");
+    await proc.exited;
+  }
+});
+
+describe.runIf(testDb === "embedded")("first start on the embedded database", () => {
+  it("seeds demo credentials once, prints a curl line that creates a customer (201, then 200), and writes demo.env", async () => {
+    const dataDir = tempDir();
+    const first = await startProcess({ DATA_DIR: dataDir });
+    await expect.poll(() => first.stdout(), { timeout: 10_000 }).toContain("curl -i -X POST");
+    const printed = first.stdout();
+    const curl = printed.slice(printed.indexOf("curl -i"), printed.indexOf("'", printed.indexOf("-d '") + 4) + 1);
+    for (const expected of ["201 Created", "200 OK"]) {
+      const { stdout } = await run("sh", ["-c", curl]);
+      expect(stdout.split("\r\n")[0]).toBe(`HTTP/1.1 ${expected}`);
+    }
+    const demoEnv = fs.readFileSync(path.join(dataDir, "demo.env"), "utf8");
+    expect(demoEnv).toMatch(/^BASE_URL=http:\/\/127\.0\.0\.1:\d+\nSTORE_ID=\d+\nAPI_KEY=[A-Za-z0-9]{24}\n$/);
+    expect(printed).toContain(demoEnv.split("\n")[2] ?? "missing");
+
+    first.child.kill("SIGTERM");
+    expect(await first.exited).toBe(0);
+    const second = await startProcess({ DATA_DIR: dataDir });
+    expect(second.stdout()).not.toContain("Demo credentials");
+  });
+
+  it("refuses a second process on the same data directory, and SIGTERM exits 0 and frees it", async () => {
+    const dataDir = tempDir();
+    const first = await startProcess({ DATA_DIR: dataDir, SEED_DEMO: "false" });
+    await expect(startProcess({ DATA_DIR: dataDir })).rejects.toThrow(/in use by process/);
+    first.child.kill("SIGTERM");
+    expect(await first.exited).toBe(0);
+    expect(fs.existsSync(path.join(dataDir, "server.lock"))).toBe(false);
+    const again = await startProcess({ DATA_DIR: dataDir, SEED_DEMO: "false" });
+    again.child.kill("SIGINT");
+    expect(await again.exited).toBe(0);
+  });
+});
+
+describe("the admin command line", () => {
+  let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
+  afterAll(async () => database?.drop());
+
+  it("creates a team, store and key; lists keys without values; a deleted key is refused at once by another server process", async () => {
+    const dataDir = tempDir();
+    let env: Record<string, string> = { DATA_DIR: dataDir };
+    if (testDb === "postgres") {
+      database = await createTestDatabase();
+      env = { ...env, DATABASE_URL: database.url ?? "" };
+    }
+    const serverA = await startProcess({ ...env, SEED_DEMO: "false" });
+    // On PostgreSQL a second process shares the database; the embedded one allows a single process.
+    const serverB = testDb === "postgres" ? await startProcess({ ...env, SEED_DEMO: "false" }) : serverA;
+    const cli = { ...env, ADMIN_URL: serverA.url };
+
+    const team = await admin(["team", "create", "--name", "Acme"], cli);
+    expect(team).toMatchObject({ id: expect.any(Number), name: "Acme" });
+    const store = await admin(["store", "create", "--team", String(team.id), "--name", "Acme EU", "--country", "de", "--recovery-delay", "0"], cli);
+    expect(store).toMatchObject({ team_id: team.id, name: "Acme EU", country: "DE", recovery_delay_seconds: 0, paused: false });
+    const key = await admin(["key", "create", "--team", String(team.id), "--name", "backend"], cli);
+    expect(key.key).toMatch(/^[A-Za-z0-9]{24}$/);
+    expect(key.last4).toBe(String(key.key).slice(-4));
+
+    const listed = await admin(["key", "list", "--team", String(team.id)], cli);
+    expect(listed.data).toHaveLength(1);
+    expect(JSON.stringify(listed)).not.toContain(String(key.key));
+
+    expect(await upsertCustomer(serverB.url, store.id, key.key, "cli-1")).toBe(201);
+    await admin(["store", "pause", String(store.id)], cli);
+    expect(await upsertCustomer(serverB.url, store.id, key.key, "cli-1")).toBe(404);
+    await admin(["store", "resume", String(store.id)], cli);
+    expect(await upsertCustomer(serverB.url, store.id, key.key, "cli-1")).toBe(200);
+
+    expect(await admin(["key", "delete", String(key.id)], cli)).toEqual({ ok: true });
+    expect(await upsertCustomer(serverB.url, store.id, key.key, "cli-1")).toBe(401);
+    expect((await admin(["key", "list", "--team", String(team.id)], cli)).data).toHaveLength(0);
+  });
+
+  it("exits 2 with usage on a bad command, and 1 with the API's message on a refused call", async () => {
+    await expect(run(process.execPath, [adminJs, "team", "explode"], { env: { PATH: process.env.PATH ?? "" } })).rejects.toMatchObject({ code: 2 });
+    const dataDir = tempDir();
+    const env: Record<string, string> = testDb === "postgres" ? { DATA_DIR: dataDir, DATABASE_URL: (database ??= await createTestDatabase()).url ?? "" } : { DATA_DIR: dataDir };
+    const server = await startProcess({ ...env, SEED_DEMO: "false" });
+    const failure = await run(process.execPath, [adminJs, "key", "create", "--team", "999999", "--name", "x"], {
+      env: { PATH: process.env.PATH ?? "", ...env, ADMIN_URL: server.url },
+    }).catch((error: { code: number; stderr: string }) => error);
+    expect(failure).toMatchObject({ code: 1, stderr: expect.stringContaining("Team not found") });
+  });
+});
