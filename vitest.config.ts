@@ -19,8 +19,9 @@ function reachable(url: string): Promise<boolean> {
 export default defineConfig(async () => {
   const postgresUrl = process.env.TEST_DATABASE_URL ?? ((await reachable(DEFAULT_POSTGRES)) ? DEFAULT_POSTGRES : undefined);
   if (process.env.CI && !postgresUrl) throw new Error("CI needs PostgreSQL: set TEST_DATABASE_URL");
-  // Said once, by the main process, not again by each worker that loads this file.
-  if (process.env.VITEST_WORKER_ID === undefined) console.log(postgresUrl ? `Integration tests: embedded and PostgreSQL (${new URL(postgresUrl).host})` : "Integration tests: embedded only (no PostgreSQL found; set TEST_DATABASE_URL)");
+  // Said once, though every project re-reads this file.
+  if (!process.env.INGEST_TEST_DATABASES_SAID) console.log(postgresUrl ? `Integration tests: embedded and PostgreSQL (${new URL(postgresUrl).host})` : "Integration tests: embedded only (no PostgreSQL found; set TEST_DATABASE_URL)");
+  process.env.INGEST_TEST_DATABASES_SAID = "1";
   const integration = ["packages/server/test/**/*.test.ts"];
   return {
     test: {
