@@ -1,9 +1,8 @@
 import type { Db } from "./db/types.js";
+import type { AppError } from "./errors.js";
 import type { Logger } from "./logger.js";
 import type { RateLimiter } from "./auth/rate-limit.js";
 
-/** What the REST adapter learnt about the body before any procedure ran. */
-export type BodyProblem = "MALFORMED_JSON" | "UNSUPPORTED_MEDIA_TYPE" | "NOT_AN_OBJECT";
 
 export type Services = {
   db: Db;
@@ -16,7 +15,8 @@ export type Context = Services & {
   requestId: string;
   /** The raw `Authorization` header, absent when the caller sent none. */
   authorization: string | undefined;
-  bodyProblem: BodyProblem | undefined;
+  /** What was wrong with the body, found before any procedure ran and reported after authorization. */
+  bodyProblem: AppError | undefined;
   /** Procedures set the success status here (201 on create, 204 on delete). */
   response: { status: number };
 };
@@ -24,7 +24,7 @@ export type Context = Services & {
 /** Builds a context without HTTP: tests and the adapter both come through here. */
 export function createContextInner(
   services: Services,
-  request: { requestId?: string; authorization?: string; bodyProblem?: BodyProblem } = {},
+  request: { requestId?: string; authorization?: string; bodyProblem?: AppError } = {},
 ): Context {
   return {
     ...services,

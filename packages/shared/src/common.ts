@@ -30,7 +30,9 @@ export const metadataSchema = z
 export const lineItemsSchema = z.array(z.record(z.string(), z.unknown())).max(LIMITS.lineItems);
 
 /** ISO 8601 with `Z` or a numeric offset; a date-time without a zone is ambiguous and refused. */
-export const timestampSchema = z.iso.datetime({ offset: true });
+export const timestampSchema = z.iso
+  .datetime({ offset: true })
+  .refine((value) => !value.startsWith("0000"), { message: "must be a date-time from year 0001 on" });
 
 export const currencySchema = z.string().regex(/^[A-Za-z]{3}$/, "must be a three-letter ISO 4217 code");
 

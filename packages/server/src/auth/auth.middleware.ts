@@ -58,10 +58,7 @@ export const storeProcedure = baseProcedure.use(async ({ ctx, getRawInput, next 
 
 /** Body problems found by the adapter surface only after authorization, as the contract orders. */
 const requireJsonBody = middleware(({ ctx, next }) => {
-  if (ctx.bodyProblem === "NOT_AN_OBJECT") {
-    throw new AppError("VALIDATION_FAILED", [{ path: "", message: "must be a JSON object" }]);
-  }
-  if (ctx.bodyProblem) throw new AppError(ctx.bodyProblem);
+  if (ctx.bodyProblem) throw ctx.bodyProblem;
   return next();
 });
 

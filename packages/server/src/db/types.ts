@@ -59,6 +59,59 @@ export interface CustomerTable {
   deleted_at: Date | null;
 }
 
+/** JSON as stored in jsonb: written as text, read back parsed. */
+type Json = ColumnType<unknown, string | null | undefined, string | null>;
+/** numeric(14, 2): read as text so no float ever touches money; written as a decimal string. */
+type Money = ColumnType<string, string, string>;
+
+export interface OrderTable {
+  id: Generated<number>;
+  store_id: number;
+  external_id: string;
+  customer_id: number;
+  placed_at: ColumnType<Date, string, string>;
+  total_price: Money;
+  currency: string | null;
+  financial_status: string | null;
+  fulfillment_status: string | null;
+  line_items: Json;
+  tags: Generated<string[]>;
+  metadata: Json;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface CheckoutTable {
+  id: Generated<number>;
+  store_id: number;
+  external_id: string;
+  customer_id: number;
+  status: string;
+  abandoned_at: ColumnType<Date, string, string>;
+  total_price: Money;
+  currency: string | null;
+  recovery_url: string | null;
+  line_items: Json;
+  tags: Generated<string[]>;
+  metadata: Json;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface ShipmentTable {
+  id: Generated<number>;
+  store_id: number;
+  external_id: string;
+  order_id: number;
+  tracking_number: string | null;
+  tracking_url: string | null;
+  carrier: string | null;
+  status: string | null;
+  metadata: Json;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
 export interface RateLimitTable {
   key: string;
   points: number;
@@ -71,6 +124,9 @@ export interface Database {
   api_keys: ApiKeyTable;
   contacts: ContactTable;
   customers: CustomerTable;
+  orders: OrderTable;
+  checkouts: CheckoutTable;
+  shipments: ShipmentTable;
   rate_limits: RateLimitTable;
 }
 
@@ -82,3 +138,6 @@ export type TeamRow = Selectable<TeamTable>;
 export type StoreRow = Selectable<StoreTable>;
 export type ApiKeyRow = Selectable<ApiKeyTable>;
 export type CustomerRow = Selectable<CustomerTable>;
+export type OrderRow = Selectable<OrderTable>;
+export type CheckoutRow = Selectable<CheckoutTable>;
+export type ShipmentRow = Selectable<ShipmentTable>;

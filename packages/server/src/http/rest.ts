@@ -1,7 +1,9 @@
 import type { AnyProcedure, AnyRouter } from "@trpc/server";
 import express, { type Request, type Response } from "express";
 import type { OpenApiMeta } from "trpc-to-openapi";
-import type { BodyProblem, Context } from "../context.js";
+import type { Context } from "../context.js";
+import type { AppError } from "../errors.js";
+import { readJsonObject } from "./json-body.js";
 import { sendError, sendErrorCode, toErrorResponse } from "./errors.js";
 
 type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
@@ -24,25 +26,6 @@ export function listRestRoutes(appRouter: AnyRouter): RestRoute[] {
   });
 }
 
-type ParsedBody = { ok: true; value: Record<string, unknown> } | { ok: false; problem: BodyProblem };
-
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-
-/** Reads the body the raw parser buffered. Its problems are only reported after authorization. */
-function parseJsonBody(req: Request): ParsedBody {
-  const mediaType = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
-  if (mediaType !== "application/json") return { ok: false, problem: "UNSUPPORTED_MEDIA_TYPE" };
-  const raw: unknown = req.body;
-  let value: unknown;
-  try {
-    value = JSON.parse(utf8.decode(Buffer.isBuffer(raw) ? raw : Buffer.alloc(0)));
-  } catch {
-    return { ok: false, problem: "MALFORMED_JSON" };
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return { ok: false, problem: "NOT_AN_OBJECT" };
-  return { ok: true, value: { ...(value as Record<string, unknown>) } };
-}
-
 type Procedure = (input: unknown) => Promise<unknown>;
 
 function findProcedure(caller: unknown, path: string): Procedure {
@@ -53,7 +36,7 @@ function findProcedure(caller: unknown, path: string): Procedure {
 export type RestAdapterOptions = {
   appRouter: AnyRouter;
   createCaller: (ctx: Context) => unknown;
-  createContext: (req: Request, res: Response, bodyProblem: BodyProblem | undefined) => Context;
+  createContext: (req: Request, res: Response, bodyProblem: AppError | undefined) => Context;
   onUnexpectedError: (error: unknown, req: Request, res: Response) => void;
 };
 
@@ -74,10 +57,10 @@ export function createRestRouter(options: RestAdapterOptions): express.Router {
     restRouter[route.method.toLowerCase() as Lowercase<Method>](expressPath, async (req: Request, res: Response) => {
       res.locals.route = route.path;
       let input: Record<string, unknown> = {};
-      let bodyProblem: BodyProblem | undefined;
+      let bodyProblem: AppError | undefined;
       if (BODY_METHODS.has(route.method)) {
-        const body = parseJsonBody(req);
-        if (body.ok) input = body.value;
+        const body = readJsonObject(req);
+        if ("value" in body) input = body.value;
         else bodyProblem = body.problem;
       } else if (route.method === "GET") {
         input = { ...(req.query as Record<string, unknown>) };

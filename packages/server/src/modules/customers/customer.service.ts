@@ -2,6 +2,7 @@ import type { Customer, CustomerInput } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/auth.middleware.js";
 import type { CustomerRow, Db, Executor } from "../../db/types.js";
 import { textArray } from "../../db/sql.js";
+import { inTransaction } from "../../db/transaction.js";
 import { AppError } from "../../errors.js";
 import * as repo from "./customer.repository.js";
 import { normalizePhone } from "./phone.js";
@@ -68,11 +69,11 @@ export async function upsertCustomerIn(
 
 export async function upsertCustomer(db: Db, store: StoreContext, input: CustomerInput): Promise<{ customer: Customer; created: boolean }> {
   const phone = requirePhone(input.phone, store);
-  const { row, created } = await db.transaction().execute((trx) => upsertCustomerIn(trx, store, input, phone));
+  const { row, created } = await inTransaction(db, (trx) => upsertCustomerIn(trx, store, input, phone));
   return { customer: toCustomer(row), created };
 }
 
 /** Erasure is idempotent: an unknown or already erased customer is not an error. */
 export async function eraseCustomer(db: Db, store: StoreContext, externalId: string): Promise<void> {
-  await db.transaction().execute((trx) => repo.eraseCustomer(trx, store.id, externalId));
+  await inTransaction(db, (trx) => repo.eraseCustomer(trx, store.id, externalId));
 }

@@ -1,0 +1,53 @@
+import { sql } from "kysely";
+import { now, wasInserted } from "../../db/sql.js";
+import type { Executor } from "../../db/types.js";
+import type { SharedOptionalColumns } from "../fields.js";
+
+export type CheckoutWrite = {
+  external_id: string;
+  customer_id: number;
+  abandoned_at: string;
+  total_price: string;
+  recovery_url?: string | null;
+} & SharedOptionalColumns;
+
+/**
+ * A new checkout starts `abandoned`. A re-push moves `active` back to
+ * `abandoned` and keeps any other state: a late or repeated push never reopens
+ * a recovered, completed or expired checkout.
+ */
+export function upsertCheckout(db: Executor, storeId: number, checkout: CheckoutWrite) {
+  const { external_id: _key, ...changes } = checkout;
+  return db
+    .insertInto("checkouts")
+    .values({ store_id: storeId, status: "abandoned", ...checkout })
+    .onConflict((oc) =>
+      oc.columns(["store_id", "external_id"]).doUpdateSet({
+        ...changes,
+        status: sql<string>`case when checkouts.status = 'active' then 'abandoned' else checkouts.status end`,
+        updated_at: now(),
+      }),
+    )
+    .returningAll()
+    .returning(wasInserted.as("inserted"))
+    .executeTakeFirstOrThrow();
+}
+
+export function findCheckout(db: Executor, storeId: number, externalId: string) {
+  return db.selectFrom("checkouts").selectAll().where("store_id", "=", storeId).where("external_id", "=", externalId).executeTakeFirst();
+}
+
+export function updateCheckout(
+  db: Executor,
+  storeId: number,
+  externalId: string,
+  changes: Partial<Omit<CheckoutWrite, "external_id">> & { status?: string },
+) {
+  return db
+    .updateTable("checkouts")
+    .set({ ...changes, updated_at: now() })
+    .where("store_id", "=", storeId)
+    .where("external_id", "=", externalId)
+    .returningAll()
+    .executeTakeFirst();
+}

@@ -1,0 +1,53 @@
+import type { Checkout, CheckoutInput, CheckoutPatch, CheckoutStatus } from "@commerce-ingest/shared";
+import type { StoreContext } from "../../auth/auth.middleware.js";
+import { inTransaction } from "../../db/transaction.js";
+import type { CheckoutRow, Db } from "../../db/types.js";
+import { AppError } from "../../errors.js";
+import { formatMoney, toMoney } from "../../money.js";
+import { formatTimestamp } from "../../time.js";
+import { requirePhone, upsertCustomerIn } from "../customers/customer.service.js";
+import { presentOnly, sharedOptionalColumns } from "../fields.js";
+import * as repo from "./checkout.repository.js";
+
+export function toCheckout(row: CheckoutRow): Checkout {
+  return {
+    external_id: row.external_id,
+    store_id: row.store_id,
+    status: row.status as CheckoutStatus,
+    total_price: formatMoney(row.total_price),
+    currency: row.currency,
+    recovery_url: row.recovery_url,
+    tags: row.tags,
+    created_at: formatTimestamp(row.created_at),
+  };
+}
+
+export async function upsertCheckout(db: Db, store: StoreContext, input: CheckoutInput): Promise<{ checkout: Checkout; created: boolean }> {
+  const phone = requirePhone(input.customer.phone, store, "customer.");
+  return inTransaction(db, async (trx) => {
+    const { row: customer } = await upsertCustomerIn(trx, store, input.customer, phone);
+    const { inserted, ...row } = await repo.upsertCheckout(trx, store.id, {
+      external_id: input.external_id,
+      customer_id: customer.id,
+      abandoned_at: input.abandoned_at,
+      total_price: toMoney(input.total_price),
+      ...presentOnly({ recovery_url: input.recovery_url }),
+      ...sharedOptionalColumns(input),
+    });
+    return { checkout: toCheckout(row), created: inserted };
+  });
+}
+
+export async function updateCheckout(db: Db, store: StoreContext, externalId: string, patch: CheckoutPatch): Promise<Checkout> {
+  const changes = {
+    ...presentOnly({ status: patch.status, recovery_url: patch.recovery_url }),
+    ...sharedOptionalColumns({ tags: patch.tags, metadata: patch.metadata }),
+  };
+  const row = await inTransaction(db, (trx) =>
+    Object.keys(changes).length === 0
+      ? repo.findCheckout(trx, store.id, externalId)
+      : repo.updateCheckout(trx, store.id, externalId, changes),
+  );
+  if (!row) throw new AppError("CHECKOUT_NOT_FOUND");
+  return toCheckout(row);
+}

@@ -1,0 +1,37 @@
+import { now, wasInserted } from "../../db/sql.js";
+import type { Executor } from "../../db/types.js";
+import type { SharedOptionalColumns } from "../fields.js";
+
+export type OrderWrite = {
+  external_id: string;
+  customer_id: number;
+  placed_at: string;
+  total_price: string;
+  financial_status?: string | null;
+  fulfillment_status?: string | null;
+} & SharedOptionalColumns;
+
+export function upsertOrder(db: Executor, storeId: number, order: OrderWrite) {
+  const { external_id: _key, ...changes } = order;
+  return db
+    .insertInto("orders")
+    .values({ store_id: storeId, ...order })
+    .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet({ ...changes, updated_at: now() }))
+    .returningAll()
+    .returning(wasInserted.as("inserted"))
+    .executeTakeFirstOrThrow();
+}
+
+export function findOrder(db: Executor, storeId: number, externalId: string) {
+  return db.selectFrom("orders").selectAll().where("store_id", "=", storeId).where("external_id", "=", externalId).executeTakeFirst();
+}
+
+export function updateOrder(db: Executor, storeId: number, externalId: string, changes: Partial<Omit<OrderWrite, "external_id">>) {
+  return db
+    .updateTable("orders")
+    .set({ ...changes, updated_at: now() })
+    .where("store_id", "=", storeId)
+    .where("external_id", "=", externalId)
+    .returningAll()
+    .executeTakeFirst();
+}

@@ -1,0 +1,35 @@
+import { now, wasInserted } from "../../db/sql.js";
+import type { Executor } from "../../db/types.js";
+
+export type ShipmentWrite = {
+  external_id: string;
+  order_id: number;
+  tracking_number?: string | null;
+  tracking_url?: string | null;
+  carrier?: string | null;
+  status?: string | null;
+  metadata?: string | null;
+};
+
+/** The store's order with this external id, locked so it cannot vanish under the shipment. */
+export function findOrderId(db: Executor, storeId: number, orderExternalId: string) {
+  return db
+    .selectFrom("orders")
+    .select("id")
+    .where("store_id", "=", storeId)
+    .where("external_id", "=", orderExternalId)
+    .forKeyShare()
+    .executeTakeFirst();
+}
+
+/** Re-posting with another order re-links; the previous status comes back so callers can see a change. */
+export function upsertShipment(db: Executor, storeId: number, shipment: ShipmentWrite) {
+  const { external_id: _key, ...changes } = shipment;
+  return db
+    .insertInto("shipments")
+    .values({ store_id: storeId, ...shipment })
+    .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet({ ...changes, updated_at: now() }))
+    .returningAll()
+    .returning(wasInserted.as("inserted"))
+    .executeTakeFirstOrThrow();
+}

@@ -1,0 +1,42 @@
+import type { Shipment, ShipmentInput, ShipmentStatus } from "@commerce-ingest/shared";
+import type { StoreContext } from "../../auth/auth.middleware.js";
+import { inTransaction } from "../../db/transaction.js";
+import type { Db, ShipmentRow } from "../../db/types.js";
+import { AppError } from "../../errors.js";
+import { presentOnly, sharedOptionalColumns } from "../fields.js";
+import * as repo from "./shipment.repository.js";
+
+export function toShipment(row: ShipmentRow): Shipment {
+  return {
+    external_id: row.external_id,
+    store_id: row.store_id,
+    order_id: row.order_id,
+    tracking_number: row.tracking_number,
+    tracking_url: row.tracking_url,
+    carrier: row.carrier,
+    status: row.status as ShipmentStatus | null,
+  };
+}
+
+export async function upsertShipment(db: Db, store: StoreContext, input: ShipmentInput): Promise<{ shipment: Shipment; created: boolean }> {
+  return inTransaction(db, async (trx) => {
+    const order = await repo.findOrderId(trx, store.id, input.order_external_id);
+    if (!order) {
+      throw new AppError("SHIPMENT_ORDER_NOT_FOUND", [
+        { path: "order_external_id", message: "no order of this store has this external_id" },
+      ]);
+    }
+    const { inserted, ...row } = await repo.upsertShipment(trx, store.id, {
+      external_id: input.external_id,
+      order_id: order.id,
+      ...presentOnly({
+        tracking_number: input.tracking_number,
+        tracking_url: input.tracking_url,
+        carrier: input.carrier,
+        status: input.status,
+      }),
+      ...sharedOptionalColumns({ metadata: input.metadata }),
+    });
+    return { shipment: toShipment(row), created: inserted };
+  });
+}
