@@ -113,6 +113,20 @@ describe("OpenAPI document", () => {
     const result = await validate(structuredClone(document));
     expect(result.valid ? [] : result.errors).toEqual([]);
 
+    const documented = [
+      ["post", "/api/v1/stores/{store_id}/orders"],
+      ["patch", "/api/v1/stores/{store_id}/orders/{external_id}"],
+      ["post", "/api/v1/stores/{store_id}/customers"],
+      ["delete", "/api/v1/stores/{store_id}/customers/{external_id}"],
+      ["post", "/api/v1/stores/{store_id}/checkouts"],
+      ["patch", "/api/v1/stores/{store_id}/checkouts/{external_id}"],
+      ["post", "/api/v1/stores/{store_id}/shipments"],
+    ];
+    for (const [method, path] of documented) expect(document.paths[path ?? ""]?.[method ?? ""], `${method} ${path}`).toBeDefined();
+    expect(Object.keys(document.paths)).toHaveLength(5);
+    expect(Object.keys(document.paths["/api/v1/stores/{store_id}/orders/{external_id}"].patch.responses)).toEqual(expect.arrayContaining(["200", "404", "422"]));
+    const orderNotFound = document.paths["/api/v1/stores/{store_id}/orders/{external_id}"].patch.responses["404"].content["application/json"].examples;
+    expect(Object.values(orderNotFound)).toContainEqual({ value: { error: "Order not found" } });
     const customers = document.paths["/api/v1/stores/{store_id}/customers"].post;
     expect(Object.keys(customers.responses)).toEqual(expect.arrayContaining(["201", "200", "401", "403", "404", "413", "415", "422", "429"]));
     expect(customers.responses["422"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Error" });
