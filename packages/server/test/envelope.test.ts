@@ -123,7 +123,7 @@ describe("OpenAPI document", () => {
       ["post", "/api/v1/stores/{store_id}/shipments"],
     ];
     for (const [method, path] of documented) expect(document.paths[path ?? ""]?.[method ?? ""], `${method} ${path}`).toBeDefined();
-    expect(Object.keys(document.paths)).toHaveLength(5);
+    expect(Object.keys(document.paths)).toHaveLength(7);
     expect(Object.keys(document.paths["/api/v1/stores/{store_id}/orders/{external_id}"].patch.responses)).toEqual(expect.arrayContaining(["200", "404", "422"]));
     const orderNotFound = document.paths["/api/v1/stores/{store_id}/orders/{external_id}"].patch.responses["404"].content["application/json"].examples;
     expect(Object.values(orderNotFound)).toContainEqual({ value: { error: "Order not found" } });
