@@ -1,7 +1,7 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: { main: "src/main.ts", migrate: "src/migrate.ts", admin: "src/cli/admin.ts" },
+  entry: { main: "src/main.ts", worker: "src/worker-main.ts", migrate: "src/migrate.ts", admin: "src/cli/admin.ts" },
   format: ["esm"],
   clean: true,
   sourcemap: true,

@@ -22,6 +22,16 @@ const envSchema = z.object({
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(10),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   SEED_DEMO: bool.default(true),
+  RUN_WORKER: bool.default(true),
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  WORKER_POLL_MS: z.coerce.number().int().min(10).default(500),
+  JOB_LEASE_SECONDS: z.coerce.number().int().min(1).default(60),
+  JOB_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(8),
+  JOB_BACKOFF_BASE_MS: z.coerce.number().int().min(1).default(2000),
+  JOB_BACKOFF_MAX_MS: z.coerce.number().int().min(1).default(3_600_000),
+  MESSAGING_WEBHOOK_URL: z.url({ protocol: /^https?$/ }).optional(),
+  MESSAGING_WEBHOOK_SECRET: z.string().min(16).optional(),
+  MESSAGING_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
 });
 
 export type Env = {
@@ -36,6 +46,16 @@ export type Env = {
   rateLimit: { requests: number; windowSeconds: number };
   shutdownTimeoutMs: number;
   seedDemo: boolean;
+  runWorker: boolean;
+  worker: {
+    concurrency: number;
+    pollIntervalMs: number;
+    leaseSeconds: number;
+    maxAttempts: number;
+    backoffBaseMs: number;
+    backoffMaxMs: number;
+  };
+  webhook: { url: string; secret: string; timeoutMs: number } | undefined;
 };
 
 export function parseEnv(source: Record<string, string | undefined>): Env {
@@ -47,6 +67,9 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
     throw new Error(`Invalid configuration:\n${problems.join("\n")}`);
   }
   const env = result.data;
+  if (env.MESSAGING_WEBHOOK_URL && !env.MESSAGING_WEBHOOK_SECRET) {
+    throw new Error("Invalid configuration:\n  MESSAGING_WEBHOOK_SECRET: is required with MESSAGING_WEBHOOK_URL (at least 16 characters)");
+  }
   return {
     port: env.PORT,
     host: env.HOST,
@@ -59,6 +82,19 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
     rateLimit: { requests: env.RATE_LIMIT_REQUESTS, windowSeconds: env.RATE_LIMIT_WINDOW_SECONDS },
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     seedDemo: env.SEED_DEMO,
+    runWorker: env.RUN_WORKER,
+    worker: {
+      concurrency: env.WORKER_CONCURRENCY,
+      pollIntervalMs: env.WORKER_POLL_MS,
+      leaseSeconds: env.JOB_LEASE_SECONDS,
+      maxAttempts: env.JOB_MAX_ATTEMPTS,
+      backoffBaseMs: env.JOB_BACKOFF_BASE_MS,
+      backoffMaxMs: env.JOB_BACKOFF_MAX_MS,
+    },
+    webhook:
+      env.MESSAGING_WEBHOOK_URL && env.MESSAGING_WEBHOOK_SECRET
+        ? { url: env.MESSAGING_WEBHOOK_URL, secret: env.MESSAGING_WEBHOOK_SECRET, timeoutMs: env.MESSAGING_WEBHOOK_TIMEOUT_MS }
+        : undefined,
   };
 }
 

@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import http from "node:http";
 import { resolveAdminToken } from "./admin-token.js";
+import { providerFromEnv, startWorker, type Worker } from "./automations/index.js";
 import { createRateLimiter } from "./auth/rate-limit.js";
 import { openDatabase, type DatabaseHandle } from "./db/index.js";
 import { migrateToLatest } from "./db/migrate.js";
@@ -31,8 +32,17 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
     const applied = await migrateToLatest(database.db);
     logger.info({ database: database.kind, applied }, "database ready");
     const adminToken = resolveAdminToken(env.adminToken, env.dataDir);
+    const worker: Worker | undefined = env.runWorker
+      ? startWorker({ db: database.db, logger, provider: providerFromEnv(env, logger) }, env.worker)
+      : undefined;
     const app = createApp(
-      { db: database.db, logger, rateLimiter: createRateLimiter(env.rateLimit, database.pool), adminToken },
+      {
+        db: database.db,
+        logger,
+        rateLimiter: createRateLimiter(env.rateLimit, database.pool),
+        adminToken,
+        afterWrite: () => worker?.nudge(),
+      },
       { bodyLimitBytes: env.bodyLimitBytes },
     );
 
@@ -43,7 +53,7 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
     });
     const { port } = server.address() as AddressInfo;
     const url = `http://${publicHost(env.host)}:${port}`;
-    logger.info({ url, database: database.kind }, "listening");
+    logger.info({ url, database: database.kind, worker: Boolean(worker) }, "listening");
 
     if (database.kind === "embedded" && env.seedDemo) {
       const demo = await seedDemo(database.db, env.dataDir, url);
@@ -58,6 +68,7 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
         const timer = setTimeout(() => server.closeAllConnections(), env.shutdownTimeoutMs);
         await drained;
         clearTimeout(timer);
+        await worker?.stop();
         await database.close();
         logger.info("stopped");
       })();

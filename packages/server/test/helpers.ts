@@ -2,6 +2,8 @@ import type { AddressInfo } from "node:net";
 import http from "node:http";
 import pg from "pg";
 import { createRateLimiter, type RateLimitOptions } from "../src/auth/rate-limit.js";
+import { recordingProvider, type MessagingProvider } from "../src/automations/providers.js";
+import { startWorker, type Worker, type WorkerOptions } from "../src/automations/worker.js";
 import * as tenants from "../src/auth/tenant.service.js";
 import { openDatabase, type DatabaseHandle } from "../src/db/index.js";
 import { migrateToLatest } from "../src/db/migrate.js";
@@ -64,7 +66,24 @@ export type RequestOptions = {
 export type TestServer = Awaited<ReturnType<typeof startTestServer>>;
 
 /** The real app on a real port over a real database; requests go through HTTP. */
-export async function startTestServer(options: { rateLimit?: RateLimitOptions; bodyLimitBytes?: number; database?: DatabaseHandle } = {}) {
+export const FAST_WORKER: WorkerOptions = {
+  concurrency: 4,
+  pollIntervalMs: 20,
+  leaseSeconds: 30,
+  maxAttempts: 3,
+  backoffBaseMs: 50,
+  backoffMaxMs: 1000,
+};
+
+export async function startTestServer(
+  options: {
+    rateLimit?: RateLimitOptions;
+    bodyLimitBytes?: number;
+    database?: DatabaseHandle;
+    /** Runs an automation worker in this process, as the server does by default. */
+    worker?: Partial<WorkerOptions> & { provider?: MessagingProvider };
+  } = {},
+) {
   let created: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
   let handle: DatabaseHandle;
   if (options.database) {
@@ -74,12 +93,18 @@ export async function startTestServer(options: { rateLimit?: RateLimitOptions; b
     handle = created.handle;
   }
   const logger = createLogger("silent");
+  let worker: Worker | undefined;
+  if (options.worker) {
+    const { provider = recordingProvider(logger), ...workerOptions } = options.worker;
+    worker = startWorker({ db: handle.db, logger, provider }, { ...FAST_WORKER, ...workerOptions });
+  }
   const app = createApp(
     {
       db: handle.db,
       logger,
       rateLimiter: createRateLimiter(options.rateLimit ?? { requests: 0, windowSeconds: 1 }, handle.pool),
       adminToken: ADMIN_TOKEN,
+      afterWrite: () => worker?.nudge(),
     },
     { bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024 },
   );
@@ -121,7 +146,9 @@ export async function startTestServer(options: { rateLimit?: RateLimitOptions; b
     handle,
     request,
     createTenant,
+    worker,
     async close() {
+      await worker?.stop();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       if (created) await created.drop();

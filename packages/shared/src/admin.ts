@@ -55,3 +55,40 @@ export type Team = z.infer<typeof teamSchema>;
 export type Store = z.infer<typeof storeSchema>;
 export type ApiKey = z.infer<typeof apiKeySchema>;
 export type CreatedApiKey = z.infer<typeof createdApiKeySchema>;
+
+export const FLOWS = ["post_purchase", "checkout_recovery", "contact_sync", "shipping_notification"] as const;
+export type Flow = (typeof FLOWS)[number];
+
+export const automationRunSchema = z.object({
+  id,
+  flow: z.enum(FLOWS),
+  record_type: z.string(),
+  record_external_id: z.string(),
+  status: z.enum(["pending", "running", "succeeded", "failed", "cancelled"]),
+  attempts: z.number().int(),
+  error: z.string().nullable(),
+  run_at: z.string(),
+  created_at: z.string(),
+  finished_at: z.string().nullable(),
+});
+
+export const messageSchema = z.object({
+  id: z.string(),
+  run_id: id,
+  flow: z.enum(FLOWS),
+  status: z.enum(["pending", "sent", "failed"]),
+  to_phone: z.string().nullable(),
+  content: z.record(z.string(), z.unknown()),
+  provider: z.string(),
+  created_at: z.string(),
+  sent_at: z.string().nullable(),
+});
+
+export const activitySchema = z.object({
+  runs: z.array(automationRunSchema),
+  messages: z.array(messageSchema),
+});
+
+export type AutomationRun = z.infer<typeof automationRunSchema>;
+export type Message = z.infer<typeof messageSchema>;
+export type Activity = z.infer<typeof activitySchema>;

@@ -1,4 +1,5 @@
 import {
+  activitySchema,
   apiKeyCreateSchema,
   apiKeySchema,
   createdApiKeySchema,
@@ -9,6 +10,7 @@ import {
   teamSchema,
 } from "@commerce-ingest/shared";
 import { z } from "zod";
+import { storeActivity } from "../automations/activity.js";
 import { router } from "../trpc.js";
 import { adminBodyProcedure, adminProcedure } from "./auth.middleware.js";
 import * as tenants from "./tenant.service.js";
@@ -52,6 +54,14 @@ export const adminRouter = router({
       .input(z.object({ team_id: idParam.optional() }))
       .output(z.object({ data: z.array(storeSchema) }))
       .query(async ({ ctx, input }) => ({ data: await tenants.listStores(ctx.db, input.team_id) })),
+    activity: adminProcedure
+      .meta({ openapi: { method: "GET", path: "/admin/v1/stores/{id}/activity", tags, summary: "A store's recent automation runs and messages, newest first" } })
+      .input(z.object({ id: idParam, limit: z.coerce.number().int().min(1).max(500).default(50) }))
+      .output(activitySchema)
+      .query(async ({ ctx, input }) => {
+        await tenants.getStore(ctx.db, input.id);
+        return storeActivity(ctx.db, input.id, input.limit);
+      }),
   }),
   keys: router({
     create: adminBodyProcedure

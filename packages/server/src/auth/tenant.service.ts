@@ -78,6 +78,12 @@ export async function updateStore(
   return toStore(row);
 }
 
+export async function getStore(db: Db, id: number): Promise<Store> {
+  const row = await repo.findStore(db, id);
+  if (!row) throw new AppError("ADMIN_STORE_NOT_FOUND");
+  return toStore(row);
+}
+
 export async function listStores(db: Db, teamId: number | undefined): Promise<Store[]> {
   return (await repo.listStores(db, teamId)).map(toStore);
 }

@@ -15,6 +15,7 @@ const USAGE = `Usage: pnpm admin <command>
   key create --team ID --name NAME [--store ID]
   key list --team ID
   key delete ID
+  activity --store ID [--limit N]
 
 Talks to the operator API at ADMIN_URL (default http://127.0.0.1:$PORT) with ADMIN_TOKEN,
 or the token the server keeps in DATA_DIR/admin-token. Prints JSON on stdout.`;
@@ -61,6 +62,7 @@ export function toCall(args: string[]): Call {
       store: { type: "string" },
       country: { type: "string" },
       "recovery-delay": { type: "string" },
+      limit: { type: "string" },
     },
   });
   const options = values as Options;
@@ -96,6 +98,10 @@ export function toCall(args: string[]): Call {
       return { method: "GET", path: `/admin/v1/keys?team_id=${integer(need(options, "team"), "--team")}` };
     case "key delete":
       return { method: "DELETE", path: `/admin/v1/keys/${integer(one(rest, "the key id"), "the key id")}` };
+    case "activity ": {
+      const limit = options.limit === undefined ? "" : `?limit=${integer(options.limit, "--limit")}`;
+      return { method: "GET", path: `/admin/v1/stores/${integer(need(options, "store"), "--store")}/activity${limit}` };
+    }
     default:
       throw new UsageError(noun ? `unknown command: ${positionals.join(" ")}` : "no command given");
   }

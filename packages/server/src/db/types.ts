@@ -36,6 +36,14 @@ export interface ContactTable {
   id: Generated<number>;
   store_id: number;
   phone: string;
+  first_name: string | null;
+  last_name: string | null;
+  email: string | null;
+  locale: string | null;
+  tags: Generated<string[]>;
+  lifetime_value: Generated<number>;
+  orders_count: Generated<number>;
+  synced_at: Date | null;
   created_at: CreatedAt;
 }
 
@@ -54,6 +62,7 @@ export interface CustomerTable {
   lifetime_value: Generated<number>;
   orders_count: Generated<number>;
   contact_id: number | null;
+  profile_version: Generated<number>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
   deleted_at: Date | null;
@@ -87,6 +96,7 @@ export interface CheckoutTable {
   external_id: string;
   customer_id: number;
   status: string;
+  abandonment_count: Generated<number>;
   abandoned_at: ColumnType<Date, string, string>;
   total_price: Money;
   currency: string | null;
@@ -112,6 +122,45 @@ export interface ShipmentTable {
   updated_at: UpdatedAt;
 }
 
+export type JobStatus = "pending" | "running" | "succeeded" | "failed" | "cancelled";
+export type MessageStatus = "pending" | "sent" | "failed";
+
+export interface AutomationJobTable {
+  id: Generated<number>;
+  store_id: number;
+  flow: string;
+  dedupe_key: string;
+  record_type: string;
+  record_id: number;
+  record_external_id: string;
+  customer_id: number | null;
+  payload: ColumnType<Record<string, unknown>, string | undefined, string>;
+  status: Generated<JobStatus>;
+  run_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  attempts: Generated<number>;
+  last_error: string | null;
+  locked_by: string | null;
+  locked_until: Date | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+  finished_at: Date | null;
+}
+
+export interface MessageTable {
+  id: Generated<string>;
+  store_id: number;
+  job_id: number;
+  flow: string;
+  customer_id: number | null;
+  contact_id: number | null;
+  to_phone: string | null;
+  content: ColumnType<unknown, string, string>;
+  provider: string;
+  status: Generated<MessageStatus>;
+  created_at: CreatedAt;
+  sent_at: Date | null;
+}
+
 export interface RateLimitTable {
   key: string;
   points: number;
@@ -127,6 +176,8 @@ export interface Database {
   orders: OrderTable;
   checkouts: CheckoutTable;
   shipments: ShipmentTable;
+  automation_jobs: AutomationJobTable;
+  messages: MessageTable;
   rate_limits: RateLimitTable;
 }
 
@@ -141,3 +192,5 @@ export type CustomerRow = Selectable<CustomerTable>;
 export type OrderRow = Selectable<OrderTable>;
 export type CheckoutRow = Selectable<CheckoutTable>;
 export type ShipmentRow = Selectable<ShipmentTable>;
+export type JobRow = Selectable<AutomationJobTable>;
+export type MessageRow = Selectable<MessageTable>;

@@ -20,6 +20,16 @@ function requestIdOf(req: Request): string {
   return typeof given === "string" && REQUEST_ID.test(given) ? given : crypto.randomUUID();
 }
 
+/**
+ * Any `X-Backfill` value but "false" or "0" marks a push as historical: a
+ * mistyped "ture" must never message a shop's whole customer history.
+ */
+function isBackfill(header: string | string[] | undefined): boolean {
+  if (header === undefined) return false;
+  const value = (Array.isArray(header) ? header.join(",") : header).trim().toLowerCase();
+  return value !== "false" && value !== "0";
+}
+
 export function createApp(services: Services, options: AppOptions): express.Express {
   const app = express();
   app.disable("x-powered-by");
@@ -32,6 +42,7 @@ export function createApp(services: Services, options: AppOptions): express.Expr
     res.setHeader("X-Request-Id", requestId);
     const started = process.hrtime.bigint();
     res.on("finish", () => {
+      if (req.method !== "GET" && res.statusCode < 300) services.afterWrite?.();
       const latencyMs = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
       // The route template, not the path: a path can carry a phone number, which logs must not keep.
       const route = typeof res.locals.route === "string" ? res.locals.route : undefined;
@@ -73,6 +84,7 @@ export function createApp(services: Services, options: AppOptions): express.Expr
           requestId: String(res.locals.requestId),
           authorization: req.headers.authorization,
           bodyProblem,
+          backfill: isBackfill(req.headers["x-backfill"]),
         }),
       onUnexpectedError: (error, req, res) => {
         const level = isDatabaseUnavailable(error) ? "warn" : "error";

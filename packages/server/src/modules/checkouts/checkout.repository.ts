@@ -25,6 +25,7 @@ export function upsertCheckout(db: Executor, storeId: number, checkout: Checkout
       oc.columns(["store_id", "external_id"]).doUpdateSet({
         ...changes,
         status: sql<string>`case when checkouts.status = 'active' then 'abandoned' else checkouts.status end`,
+        abandonment_count: sql<number>`checkouts.abandonment_count + case when checkouts.status = 'active' then 1 else 0 end`,
         updated_at: now(),
       }),
     )
@@ -43,9 +44,14 @@ export function updateCheckout(
   externalId: string,
   changes: Partial<Omit<CheckoutWrite, "external_id">> & { status?: string },
 ) {
+  // Entering `abandoned` from another state is a new abandonment.
+  const abandonment_count =
+    changes.status === "abandoned"
+      ? sql<number>`abandonment_count + case when status <> 'abandoned' then 1 else 0 end`
+      : undefined;
   return db
     .updateTable("checkouts")
-    .set({ ...changes, updated_at: now() })
+    .set({ ...changes, ...(abandonment_count ? { abandonment_count } : {}), updated_at: now() })
     .where("store_id", "=", storeId)
     .where("external_id", "=", externalId)
     .returningAll()

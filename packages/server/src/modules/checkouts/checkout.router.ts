@@ -24,7 +24,7 @@ export const checkoutRouter = router({
     .input(checkoutInputSchema.extend({ store_id: storeIdParam }))
     .output(checkoutSchema)
     .mutation(async ({ ctx, input: { store_id: _storeId, ...body } }) => {
-      const { checkout, created } = await checkouts.upsertCheckout(ctx.db, ctx.store, body);
+      const { checkout, created } = await checkouts.upsertCheckout(ctx.db, ctx.store, body, { backfill: ctx.backfill });
       ctx.response.status = created ? 201 : 200;
       return checkout;
     }),
@@ -42,6 +42,6 @@ export const checkoutRouter = router({
     .input(checkoutPatchSchema.extend({ store_id: storeIdParam, external_id: z.string() }))
     .output(checkoutSchema)
     .mutation(({ ctx, input: { store_id: _storeId, external_id, ...patch } }) =>
-      checkouts.updateCheckout(ctx.db, ctx.store, external_id, patch),
+      checkouts.updateCheckout(ctx.db, ctx.store, external_id, patch, { backfill: ctx.backfill }),
     ),
 });

@@ -1,5 +1,7 @@
 import type { Checkout, CheckoutInput, CheckoutPatch, CheckoutStatus } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/auth.middleware.js";
+import * as triggers from "../../automations/triggers.js";
+import type { TriggerOptions } from "../../automations/triggers.js";
 import { inTransaction } from "../../db/transaction.js";
 import type { CheckoutRow, Db } from "../../db/types.js";
 import { AppError } from "../../errors.js";
@@ -22,10 +24,15 @@ export function toCheckout(row: CheckoutRow): Checkout {
   };
 }
 
-export async function upsertCheckout(db: Db, store: StoreContext, input: CheckoutInput): Promise<{ checkout: Checkout; created: boolean }> {
+export async function upsertCheckout(
+  db: Db,
+  store: StoreContext,
+  input: CheckoutInput,
+  options: TriggerOptions,
+): Promise<{ checkout: Checkout; created: boolean }> {
   const phone = requirePhone(input.customer.phone, store, "customer.");
   return inTransaction(db, async (trx) => {
-    const { row: customer } = await upsertCustomerIn(trx, store, input.customer, phone);
+    const { row: customer } = await upsertCustomerIn(trx, store, input.customer, phone, options);
     const { inserted, ...row } = await repo.upsertCheckout(trx, store.id, {
       external_id: input.external_id,
       customer_id: customer.id,
@@ -34,20 +41,28 @@ export async function upsertCheckout(db: Db, store: StoreContext, input: Checkou
       ...presentOnly({ recovery_url: input.recovery_url }),
       ...sharedOptionalColumns(input),
     });
+    await triggers.checkoutWritten(trx, store, row, options);
     return { checkout: toCheckout(row), created: inserted };
   });
 }
 
-export async function updateCheckout(db: Db, store: StoreContext, externalId: string, patch: CheckoutPatch): Promise<Checkout> {
+export async function updateCheckout(
+  db: Db,
+  store: StoreContext,
+  externalId: string,
+  patch: CheckoutPatch,
+  options: TriggerOptions,
+): Promise<Checkout> {
   const changes = {
     ...presentOnly({ status: patch.status, recovery_url: patch.recovery_url }),
     ...sharedOptionalColumns({ tags: patch.tags, metadata: patch.metadata }),
   };
-  const row = await inTransaction(db, (trx) =>
-    Object.keys(changes).length === 0
-      ? repo.findCheckout(trx, store.id, externalId)
-      : repo.updateCheckout(trx, store.id, externalId, changes),
-  );
+  const row = await inTransaction(db, async (trx) => {
+    if (Object.keys(changes).length === 0) return repo.findCheckout(trx, store.id, externalId);
+    const updated = await repo.updateCheckout(trx, store.id, externalId, changes);
+    if (updated) await triggers.checkoutWritten(trx, store, updated, options);
+    return updated;
+  });
   if (!row) throw new AppError("CHECKOUT_NOT_FOUND");
   return toCheckout(row);
 }

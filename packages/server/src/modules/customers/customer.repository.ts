@@ -1,4 +1,4 @@
-import type { RawBuilder } from "kysely";
+import { sql, type RawBuilder } from "kysely";
 import type { Executor } from "../../db/types.js";
 import { inSavepoint, now, textArray, wasInserted } from "../../db/sql.js";
 
@@ -27,9 +27,13 @@ export async function upsertContact(db: Executor, storeId: number, phone: string
   return row.id;
 }
 
+/** The fields contact sync carries: a change to any of them is a new profile version. */
+const SYNCED = ["phone", "first_name", "last_name", "email", "locale", "tags", "lifetime_value", "orders_count"] as const;
+
 /**
  * Inserts or merges the active customer with this key in one statement, so
- * concurrent pushes of one new customer make exactly one row.
+ * concurrent pushes of one new customer make exactly one row. The profile
+ * version goes up only when a synced field really changes.
  */
 export async function upsertCustomer(
   db: Executor,
@@ -44,19 +48,26 @@ export async function upsertCustomer(
       oc
         .columns(["store_id", "external_id"])
         .where("deleted_at", "is", null)
-        .doUpdateSet({ ...fields, updated_at: now() }),
+        .doUpdateSet({ ...fields, updated_at: now(), profile_version: profileVersionAfter(fields) }),
     )
     .returningAll()
     .returning(wasInserted.as("inserted"))
     .executeTakeFirstOrThrow();
 }
 
+function profileVersionAfter(fields: CustomerFields): RawBuilder<number> {
+  const changed = SYNCED.filter((column) => fields[column] !== undefined).map(
+    (column) => sql`${sql.ref(`customers.${column}`)} is distinct from ${sql.ref(`excluded.${column}`)}`,
+  );
+  return sql<number>`customers.profile_version + case when ${sql.join(changed, sql` or `)} then 1 else 0 end`;
+}
+
 /**
  * Erases the active customer with this key: personal fields cleared, the key
  * freed for a new customer (a phone key is personal data, so it goes too), the
- * link to its contact dropped. Returns whether there was one to erase.
+ * link to its contact dropped. Returns the erased customer's id, if there was one.
  */
-export async function eraseCustomer(db: Executor, storeId: number, externalId: string): Promise<boolean> {
+export async function eraseCustomer(db: Executor, storeId: number, externalId: string): Promise<number | undefined> {
   const customer = await db
     .selectFrom("customers")
     .select(["id", "contact_id"])
@@ -65,7 +76,7 @@ export async function eraseCustomer(db: Executor, storeId: number, externalId: s
     .where("deleted_at", "is", null)
     .forUpdate()
     .executeTakeFirst();
-  if (!customer) return false;
+  if (!customer) return undefined;
 
   await db
     .updateTable("customers")
@@ -85,7 +96,7 @@ export async function eraseCustomer(db: Executor, storeId: number, externalId: s
     .execute();
 
   if (customer.contact_id !== null) await deleteContactIfUnused(db, customer.contact_id);
-  return true;
+  return customer.id;
 }
 
 /**

@@ -24,7 +24,7 @@ export const customerRouter = router({
     .input(customerInputSchema.extend({ store_id: storeIdParam }))
     .output(customerSchema)
     .mutation(async ({ ctx, input: { store_id: _storeId, ...body } }) => {
-      const { customer, created } = await customers.upsertCustomer(ctx.db, ctx.store, body);
+      const { customer, created } = await customers.upsertCustomer(ctx.db, ctx.store, body, { backfill: ctx.backfill });
       ctx.response.status = created ? 201 : 200;
       return customer;
     }),

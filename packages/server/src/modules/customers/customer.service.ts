@@ -1,5 +1,7 @@
 import type { Customer, CustomerInput } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/auth.middleware.js";
+import * as triggers from "../../automations/triggers.js";
+import type { TriggerOptions } from "../../automations/triggers.js";
 import type { CustomerRow, Db, Executor } from "../../db/types.js";
 import { textArray } from "../../db/sql.js";
 import { inTransaction } from "../../db/transaction.js";
@@ -47,6 +49,7 @@ export async function upsertCustomerIn(
   store: StoreContext,
   input: CustomerInput,
   phone: string,
+  options: TriggerOptions,
 ): Promise<UpsertedCustomer> {
   const contactId = await repo.upsertContact(trx, store.id, phone);
   const key = input.external_id
@@ -64,16 +67,25 @@ export async function upsertCustomerIn(
   if (input.orders_count !== undefined) fields.orders_count = input.orders_count ?? 0;
 
   const { inserted, ...row } = await repo.upsertCustomer(trx, store.id, key, fields);
+  await triggers.customerWritten(trx, store, row, options);
   return { row, created: inserted };
 }
 
-export async function upsertCustomer(db: Db, store: StoreContext, input: CustomerInput): Promise<{ customer: Customer; created: boolean }> {
+export async function upsertCustomer(
+  db: Db,
+  store: StoreContext,
+  input: CustomerInput,
+  options: TriggerOptions,
+): Promise<{ customer: Customer; created: boolean }> {
   const phone = requirePhone(input.phone, store);
-  const { row, created } = await inTransaction(db, (trx) => upsertCustomerIn(trx, store, input, phone));
+  const { row, created } = await inTransaction(db, (trx) => upsertCustomerIn(trx, store, input, phone, options));
   return { customer: toCustomer(row), created };
 }
 
 /** Erasure is idempotent: an unknown or already erased customer is not an error. */
 export async function eraseCustomer(db: Db, store: StoreContext, externalId: string): Promise<void> {
-  await inTransaction(db, (trx) => repo.eraseCustomer(trx, store.id, externalId));
+  await inTransaction(db, async (trx) => {
+    const erased = await repo.eraseCustomer(trx, store.id, externalId);
+    if (erased !== undefined) await triggers.customerErased(trx, erased);
+  });
 }

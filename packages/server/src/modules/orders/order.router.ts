@@ -24,7 +24,7 @@ export const orderRouter = router({
     .input(orderInputSchema.extend({ store_id: storeIdParam }))
     .output(orderSchema)
     .mutation(async ({ ctx, input: { store_id: _storeId, ...body } }) => {
-      const { order, created } = await orders.upsertOrder(ctx.db, ctx.store, body);
+      const { order, created } = await orders.upsertOrder(ctx.db, ctx.store, body, { backfill: ctx.backfill });
       ctx.response.status = created ? 201 : 200;
       return order;
     }),

@@ -1,5 +1,7 @@
 import type { Order, OrderInput, OrderPatch } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/auth.middleware.js";
+import * as triggers from "../../automations/triggers.js";
+import type { TriggerOptions } from "../../automations/triggers.js";
 import { inTransaction } from "../../db/transaction.js";
 import type { Db, OrderRow } from "../../db/types.js";
 import { AppError } from "../../errors.js";
@@ -23,10 +25,15 @@ export function toOrder(row: OrderRow): Order {
 }
 
 /** The order and its embedded customer (upserted by the key rule and linked) in one transaction. */
-export async function upsertOrder(db: Db, store: StoreContext, input: OrderInput): Promise<{ order: Order; created: boolean }> {
+export async function upsertOrder(
+  db: Db,
+  store: StoreContext,
+  input: OrderInput,
+  options: TriggerOptions,
+): Promise<{ order: Order; created: boolean }> {
   const phone = requirePhone(input.customer.phone, store, "customer.");
   return inTransaction(db, async (trx) => {
-    const { row: customer } = await upsertCustomerIn(trx, store, input.customer, phone);
+    const { row: customer } = await upsertCustomerIn(trx, store, input.customer, phone, options);
     const { inserted, ...row } = await repo.upsertOrder(trx, store.id, {
       external_id: input.external_id,
       customer_id: customer.id,
@@ -35,10 +42,12 @@ export async function upsertOrder(db: Db, store: StoreContext, input: OrderInput
       ...presentOnly({ financial_status: input.financial_status, fulfillment_status: input.fulfillment_status }),
       ...sharedOptionalColumns(input),
     });
+    await triggers.orderWritten(trx, store, row, customer, inserted, options);
     return { order: toOrder(row), created: inserted };
   });
 }
 
+/** PATCH changes no field any automation reads, so it triggers nothing. */
 export async function updateOrder(db: Db, store: StoreContext, externalId: string, patch: OrderPatch): Promise<Order> {
   const changes = {
     ...presentOnly({ financial_status: patch.financial_status, fulfillment_status: patch.fulfillment_status }),

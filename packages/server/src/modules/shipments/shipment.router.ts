@@ -21,7 +21,7 @@ export const shipmentRouter = router({
     .input(shipmentInputSchema.extend({ store_id: storeIdParam }))
     .output(shipmentSchema)
     .mutation(async ({ ctx, input: { store_id: _storeId, ...body } }) => {
-      const { shipment, created } = await shipments.upsertShipment(ctx.db, ctx.store, body);
+      const { shipment, created } = await shipments.upsertShipment(ctx.db, ctx.store, body, { backfill: ctx.backfill });
       ctx.response.status = created ? 201 : 200;
       return shipment;
     }),

@@ -1,5 +1,7 @@
 import type { Shipment, ShipmentInput, ShipmentStatus } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/auth.middleware.js";
+import * as triggers from "../../automations/triggers.js";
+import type { TriggerOptions } from "../../automations/triggers.js";
 import { inTransaction } from "../../db/transaction.js";
 import type { Db, ShipmentRow } from "../../db/types.js";
 import { AppError } from "../../errors.js";
@@ -18,7 +20,12 @@ export function toShipment(row: ShipmentRow): Shipment {
   };
 }
 
-export async function upsertShipment(db: Db, store: StoreContext, input: ShipmentInput): Promise<{ shipment: Shipment; created: boolean }> {
+export async function upsertShipment(
+  db: Db,
+  store: StoreContext,
+  input: ShipmentInput,
+  options: TriggerOptions,
+): Promise<{ shipment: Shipment; created: boolean }> {
   return inTransaction(db, async (trx) => {
     const order = await repo.findOrderId(trx, store.id, input.order_external_id);
     if (!order) {
@@ -37,6 +44,7 @@ export async function upsertShipment(db: Db, store: StoreContext, input: Shipmen
       }),
       ...sharedOptionalColumns({ metadata: input.metadata }),
     });
+    await triggers.shipmentWritten(trx, store, row, options);
     return { shipment: toShipment(row), created: inserted };
   });
 }

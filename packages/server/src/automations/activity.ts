@@ -1,0 +1,39 @@
+import type { Activity, AutomationRun, Flow, Message } from "@commerce-ingest/shared";
+import type { Db, JobRow, MessageRow } from "../db/types.js";
+import { formatTimestamp } from "../time.js";
+import { listMessages, listRuns } from "./jobs.repository.js";
+
+function toRun(row: JobRow): AutomationRun {
+  return {
+    id: row.id,
+    flow: row.flow as Flow,
+    record_type: row.record_type,
+    record_external_id: row.record_external_id,
+    status: row.status,
+    attempts: row.attempts,
+    error: row.last_error,
+    run_at: formatTimestamp(row.run_at),
+    created_at: formatTimestamp(row.created_at),
+    finished_at: row.finished_at ? formatTimestamp(row.finished_at) : null,
+  };
+}
+
+function toMessage(row: MessageRow): Message {
+  return {
+    id: row.id,
+    run_id: row.job_id,
+    flow: row.flow as Flow,
+    status: row.status,
+    to_phone: row.to_phone,
+    content: row.content as Record<string, unknown>,
+    provider: row.provider,
+    created_at: formatTimestamp(row.created_at),
+    sent_at: row.sent_at ? formatTimestamp(row.sent_at) : null,
+  };
+}
+
+/** A store's recent automation runs and messages, newest first. */
+export async function storeActivity(db: Db, storeId: number, limit: number): Promise<Activity> {
+  const [runs, messages] = await Promise.all([listRuns(db, storeId, limit), listMessages(db, storeId, limit)]);
+  return { runs: runs.map(toRun), messages: messages.map(toMessage) };
+}

@@ -1,0 +1,172 @@
+import { sql } from "kysely";
+import type { Flow } from "@commerce-ingest/shared";
+import { now } from "../db/sql.js";
+import type { Executor, JobRow } from "../db/types.js";
+
+export type NewJob = {
+  store_id: number;
+  flow: Flow;
+  dedupe_key: string;
+  record_type: "order" | "checkout" | "customer" | "shipment";
+  record_id: number;
+  record_external_id: string;
+  customer_id: number | null;
+  payload?: Record<string, unknown>;
+  delaySeconds?: number;
+};
+
+/** Records a job unless one with its key exists: that key is what makes a flow fire once. */
+export async function enqueueJob(db: Executor, job: NewJob): Promise<void> {
+  const { delaySeconds = 0, payload = {}, ...columns } = job;
+  await db
+    .insertInto("automation_jobs")
+    .values({
+      ...columns,
+      payload: JSON.stringify(payload),
+      run_at: sql<Date>`now() + make_interval(secs => ${delaySeconds})`,
+    })
+    .onConflict((oc) => oc.column("dedupe_key").doNothing())
+    .execute();
+}
+
+type JobFilter = { flow?: Flow; record_type?: string; record_ids?: number[]; customer_id?: number };
+
+/** Cancels the pending jobs that match; a job already running checks again when it runs. */
+export async function cancelPendingJobs(db: Executor, filter: JobFilter, reason: string): Promise<number> {
+  let query = db
+    .updateTable("automation_jobs")
+    .set({ status: "cancelled", last_error: reason, finished_at: now(), updated_at: now() })
+    .where("status", "=", "pending");
+  if (filter.flow) query = query.where("flow", "=", filter.flow);
+  if (filter.record_type) query = query.where("record_type", "=", filter.record_type);
+  if (filter.record_ids) {
+    if (filter.record_ids.length === 0) return 0;
+    query = query.where("record_id", "in", filter.record_ids);
+  }
+  if (filter.customer_id !== undefined) query = query.where("customer_id", "=", filter.customer_id);
+  const result = await query.executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/**
+ * Takes up to `limit` due jobs for this worker: pending ones whose time has
+ * come, and running ones whose worker's lease ran out (it died mid-flow).
+ * SKIP LOCKED lets any number of workers claim side by side, never the same job.
+ */
+export async function claimJobs(db: Executor, workerId: string, leaseSeconds: number, limit: number): Promise<JobRow[]> {
+  const due = db
+    .selectFrom("automation_jobs")
+    .select("id")
+    .where((eb) =>
+      eb.or([
+        eb.and([eb("status", "=", "pending"), eb("run_at", "<=", now())]),
+        eb.and([eb("status", "=", "running"), eb("locked_until", "<", now())]),
+      ]),
+    )
+    .orderBy("run_at")
+    .orderBy("id")
+    .limit(limit)
+    .forUpdate()
+    .skipLocked();
+  return db
+    .updateTable("automation_jobs")
+    .set((eb) => ({
+      status: "running",
+      attempts: eb("attempts", "+", 1),
+      locked_by: workerId,
+      locked_until: sql<Date>`now() + make_interval(secs => ${leaseSeconds})`,
+      updated_at: now(),
+    }))
+    .where("id", "in", due)
+    .returningAll()
+    .execute();
+}
+
+/**
+ * Finishes a job this worker still holds; a job another worker took over is
+ * left to it. `locked_by` stays, saying which worker ran it last.
+ */
+export async function finishJob(
+  db: Executor,
+  job: Pick<JobRow, "id">,
+  workerId: string,
+  outcome: { status: "succeeded" | "failed" | "cancelled"; error?: string } | { status: "pending"; error: string; retryInMs: number },
+): Promise<boolean> {
+  const result = await db
+    .updateTable("automation_jobs")
+    .set({
+      status: outcome.status,
+      last_error: outcome.error ?? null,
+      locked_until: null,
+      updated_at: now(),
+      ...(outcome.status === "pending"
+        ? { run_at: sql<Date>`now() + make_interval(secs => ${outcome.retryInMs / 1000})` }
+        : { finished_at: now() }),
+    })
+    .where("id", "=", job.id)
+    .where("status", "=", "running")
+    .where("locked_by", "=", workerId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export type NewMessage = {
+  store_id: number;
+  job_id: number;
+  flow: Flow;
+  customer_id: number | null;
+  contact_id: number | null;
+  to_phone: string | null;
+  content: Record<string, unknown>;
+  provider: string;
+};
+
+/** The job's message, recorded once: a retried job finds and reuses the first one, with its id. */
+export async function recordMessage(db: Executor, message: NewMessage) {
+  await db
+    .insertInto("messages")
+    .values({ ...message, content: JSON.stringify(message.content) })
+    .onConflict((oc) => oc.column("job_id").doNothing())
+    .execute();
+  return db.selectFrom("messages").selectAll().where("job_id", "=", message.job_id).executeTakeFirstOrThrow();
+}
+
+export async function setMessageStatus(db: Executor, jobId: number, status: "sent" | "failed"): Promise<void> {
+  await db
+    .updateTable("messages")
+    .set({ status, ...(status === "sent" ? { sent_at: now() } : {}) })
+    .where("job_id", "=", jobId)
+    .where("status", "=", "pending")
+    .execute();
+}
+
+/** After an erasure: what was sent stays counted, but no longer says to whom or what. */
+export async function redactCustomerMessages(db: Executor, customerId: number): Promise<void> {
+  await db
+    .updateTable("messages")
+    .set({ to_phone: null, content: JSON.stringify({ redacted: true }) })
+    .where("customer_id", "=", customerId)
+    .execute();
+}
+
+export function listRuns(db: Executor, storeId: number, limit: number) {
+  return db
+    .selectFrom("automation_jobs")
+    .selectAll()
+    .where("store_id", "=", storeId)
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .limit(limit)
+    .execute();
+}
+
+export function listMessages(db: Executor, storeId: number, limit: number) {
+  return db
+    .selectFrom("messages")
+    .selectAll()
+    .where("store_id", "=", storeId)
+    .orderBy("created_at", "desc")
+    .orderBy("job_id", "desc")
+    .limit(limit)
+    .execute();
+}

@@ -1,0 +1,168 @@
+import { hostname } from "node:os";
+import type { Flow } from "@commerce-ingest/shared";
+import { textArray } from "../db/sql.js";
+import { inTransaction } from "../db/transaction.js";
+import type { Db, JobRow } from "../db/types.js";
+import type { Logger } from "../logger.js";
+import { formatTimestamp } from "../time.js";
+import { decide } from "./flows.js";
+import { claimJobs, finishJob, recordMessage, setMessageStatus } from "./jobs.repository.js";
+import type { MessagingProvider } from "./providers.js";
+
+export type WorkerOptions = {
+  concurrency: number;
+  pollIntervalMs: number;
+  leaseSeconds: number;
+  maxAttempts: number;
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+};
+
+export type Worker = { readonly id: string; stop(): Promise<void>; /** Runs due jobs now rather than at the next poll. */ nudge(): void };
+
+/** Exponential, capped, with jitter so that retries of many jobs spread out. */
+export function backoffMs(attempt: number, options: Pick<WorkerOptions, "backoffBaseMs" | "backoffMaxMs">): number {
+  const exponential = Math.min(options.backoffMaxMs, options.backoffBaseMs * 2 ** Math.max(0, attempt - 1));
+  return Math.round(exponential / 2 + Math.random() * (exponential / 2));
+}
+
+function describe(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.slice(0, 1000);
+}
+
+/** Runs one claimed job to an outcome; never throws. */
+export async function runJob(
+  deps: { db: Db; logger: Logger; provider: MessagingProvider; workerId: string },
+  options: WorkerOptions,
+  job: JobRow,
+): Promise<void> {
+  const { db, logger, provider, workerId } = deps;
+  const log = logger.child({ jobId: job.id, flow: job.flow, attempt: job.attempts });
+  if (job.attempts > options.maxAttempts) {
+    // Only a job whose workers kept dying gets here: each death spent an attempt.
+    await finishJob(db, job, workerId, { status: "failed", error: job.last_error ?? "the worker running it stopped too many times" });
+    await setMessageStatus(db, job.id, "failed");
+    log.error("automation failed");
+    return;
+  }
+  try {
+    const message = await inTransaction(db, async (trx) => {
+      const decision = await decide(trx, job);
+      if (!decision.send) {
+        await finishJob(trx, job, workerId, { status: "cancelled", error: decision.reason });
+        return undefined;
+      }
+      const { customer } = decision;
+      if (decision.syncContact && customer.contact_id !== null) {
+        await trx
+          .updateTable("contacts")
+          .set({
+            first_name: customer.first_name,
+            last_name: customer.last_name,
+            email: customer.email,
+            locale: customer.locale,
+            tags: textArray(customer.tags),
+            lifetime_value: customer.lifetime_value,
+            orders_count: customer.orders_count,
+            synced_at: new Date(),
+          })
+          .where("id", "=", customer.contact_id)
+          .execute();
+      }
+      return recordMessage(trx, {
+        store_id: job.store_id,
+        job_id: job.id,
+        flow: job.flow as Flow,
+        customer_id: customer.id,
+        contact_id: customer.contact_id,
+        to_phone: customer.phone,
+        content: decision.content,
+        provider: provider.name,
+      });
+    });
+    if (!message) {
+      log.info("automation had nothing to send");
+      return;
+    }
+    if (message.status !== "sent") {
+      await provider.deliver({
+        id: message.id,
+        store_id: message.store_id,
+        flow: message.flow,
+        to: message.to_phone,
+        content: message.content,
+        created_at: formatTimestamp(message.created_at),
+      });
+    }
+    await inTransaction(db, async (trx) => {
+      await setMessageStatus(trx, job.id, "sent");
+      await finishJob(trx, job, workerId, { status: "succeeded" });
+    });
+    log.info({ messageId: message.id }, "automation succeeded");
+  } catch (error) {
+    const reason = describe(error);
+    try {
+      if (job.attempts >= options.maxAttempts) {
+        await finishJob(db, job, workerId, { status: "failed", error: reason });
+        await setMessageStatus(db, job.id, "failed");
+        log.error({ err: error }, "automation failed");
+      } else {
+        const retryInMs = backoffMs(job.attempts, options);
+        await finishJob(db, job, workerId, { status: "pending", error: reason, retryInMs });
+        log.warn({ err: error, retryInMs }, "automation will be retried");
+      }
+    } catch (bookkeeping) {
+      // The lease runs out and another worker takes the job again: nothing is lost.
+      log.error({ err: bookkeeping }, "could not record the automation's outcome");
+    }
+  }
+}
+
+/**
+ * Claims due jobs and runs them until stopped. Any number of workers, in any
+ * number of processes, can share one PostgreSQL: claiming skips locked rows,
+ * and a job whose worker died is taken again once its lease runs out.
+ */
+export function startWorker(deps: { db: Db; logger: Logger; provider: MessagingProvider }, options: WorkerOptions): Worker {
+  const id = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+  const logger = deps.logger.child({ worker: id });
+  let running = true;
+  let wake: (() => void) | undefined;
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+
+  const loop = (async () => {
+    logger.info({ concurrency: options.concurrency }, "worker started");
+    while (running) {
+      let jobs: JobRow[] = [];
+      try {
+        jobs = await claimJobs(deps.db, id, options.leaseSeconds, options.concurrency);
+      } catch (error) {
+        logger.warn({ err: error }, "could not claim jobs");
+      }
+      if (jobs.length > 0) {
+        await Promise.all(jobs.map((job) => runJob({ ...deps, logger, workerId: id }, options, job)));
+      } else if (running) {
+        await sleep(options.pollIntervalMs);
+      }
+    }
+    logger.info("worker stopped");
+  })();
+
+  return {
+    id,
+    nudge: () => wake?.(),
+    async stop() {
+      running = false;
+      wake?.();
+      await loop;
+    },
+  };
+}

@@ -1,0 +1,35 @@
+import { providerFromEnv, startWorker } from "./automations/index.js";
+import { openDatabase } from "./db/index.js";
+import { migrateToLatest } from "./db/migrate.js";
+import { loadEnv } from "./env.js";
+import { createLogger } from "./logger.js";
+
+/**
+ * `pnpm worker`: runs automations in a process of its own, beside servers
+ * started with RUN_WORKER=false. Any number of these can share one PostgreSQL.
+ */
+const env = loadEnv();
+const logger = createLogger(env.logLevel);
+if (!env.databaseUrl) {
+  logger.warn("no DATABASE_URL: this worker opens the embedded database, which no server can share with it");
+}
+const database = await openDatabase(
+  env.databaseUrl ? { kind: "postgres", url: env.databaseUrl, poolSize: env.worker.concurrency + 2 } : { kind: "embedded", dataDir: env.dataDir },
+);
+try {
+  await migrateToLatest(database.db);
+} catch (error) {
+  logger.fatal({ err: error }, "could not start");
+  await database.close();
+  process.exit(1);
+}
+const worker = startWorker({ db: database.db, logger, provider: providerFromEnv(env, logger) }, env.worker);
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  process.once(signal, () => {
+    logger.info({ signal }, "shutting down");
+    void worker
+      .stop()
+      .then(() => database.close())
+      .then(() => process.exit(0));
+  });
+}
