@@ -92,7 +92,7 @@ export async function startTestServer(
     created = await createTestDatabase();
     handle = created.handle;
   }
-  const logger = createLogger("silent");
+  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? "silent");
   let worker: Worker | undefined;
   if (options.worker) {
     const { provider = recordingProvider(logger), ...workerOptions } = options.worker;

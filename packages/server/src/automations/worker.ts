@@ -39,14 +39,14 @@ export async function runJob(
 ): Promise<void> {
   const { db, logger, provider, workerId } = deps;
   const log = logger.child({ jobId: job.id, flow: job.flow, attempt: job.attempts });
-  if (job.attempts > options.maxAttempts) {
-    // Only a job whose workers kept dying gets here: each death spent an attempt.
-    await finishJob(db, job, workerId, { status: "failed", error: job.last_error ?? "the worker running it stopped too many times" });
-    await setMessageStatus(db, job.id, "failed");
-    log.error("automation failed");
-    return;
-  }
   try {
+    if (job.attempts > options.maxAttempts) {
+      // Only a job whose workers kept dying gets here: each death spent an attempt.
+      await finishJob(db, job, workerId, { status: "failed", error: job.last_error ?? "the worker running it stopped too many times" });
+      await setMessageStatus(db, job.id, "failed");
+      log.error("automation failed");
+      return;
+    }
     const message = await inTransaction(db, async (trx) => {
       const decision = await decide(trx, job);
       if (!decision.send) {
@@ -148,7 +148,9 @@ export function startWorker(deps: { db: Db; logger: Logger; provider: MessagingP
         logger.warn({ err: error }, "could not claim jobs");
       }
       if (jobs.length > 0) {
-        await Promise.all(jobs.map((job) => runJob({ ...deps, logger, workerId: id }, options, job)));
+        // runJob settles every job itself; a rejection here would be a bug, and must not stop the loop.
+        const results = await Promise.allSettled(jobs.map((job) => runJob({ ...deps, logger, workerId: id }, options, job)));
+        for (const result of results) if (result.status === "rejected") logger.error({ err: result.reason }, "job runner failed");
       } else if (running) {
         await sleep(options.pollIntervalMs);
       }

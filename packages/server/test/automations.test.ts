@@ -1,0 +1,387 @@
+import { createHmac } from "node:crypto";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as tenants from "../src/auth/tenant.service.js";
+import { webhookProvider } from "../src/automations/providers.js";
+import { ADMIN_TOKEN, startTestServer, type TestServer } from "./helpers.js";
+
+let server: TestServer;
+let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;
+let delayed: Awaited<ReturnType<TestServer["createTenant"]>>;
+
+beforeAll(async () => {
+  server = await startTestServer({ worker: {} });
+  tenant = await server.createTenant();
+  await tenants.updateStore(server.db, tenant.store.id, { recovery_delay_seconds: 0 });
+  delayed = await server.createTenant();
+});
+afterAll(() => server?.close());
+
+let seq = 0;
+const uid = (prefix: string) => `${prefix}-${Date.now()}-${++seq}`;
+let phoneSeq = 100;
+const newPhone = () => `+1415555${String(1000 + ++phoneSeq).slice(-4)}`;
+
+const push = (resource: string, body: unknown, t = tenant, headers: Record<string, string> = {}) =>
+  server.request("POST", `/api/v1/stores/${t.store.id}/${resource}`, { key: t.key, body, headers });
+const patch = (resource: string, id: string, body: unknown, t = tenant) =>
+  server.request("PATCH", `/api/v1/stores/${t.store.id}/${resource}/${encodeURIComponent(id)}`, { key: t.key, body });
+
+const order = (phone: string, fields: Record<string, unknown> = {}) => ({
+  external_id: uid("order"),
+  placed_at: "2026-11-22T10:00:00Z",
+  total_price: 42.5,
+  currency: "eur",
+  customer: { phone, first_name: "Ada" },
+  ...fields,
+});
+const checkout = (phone: string, fields: Record<string, unknown> = {}) => ({
+  external_id: uid("checkout"),
+  abandoned_at: "2026-11-22T09:00:00Z",
+  total_price: 80,
+  recovery_url: "https://shop.example/recover/xyz",
+  customer: { phone, first_name: "Ada" },
+  ...fields,
+});
+
+function messagesFor(flow: string, recordExternalId: string) {
+  return server.db
+    .selectFrom("messages as m")
+    .innerJoin("automation_jobs as j", "j.id", "m.job_id")
+    .select(["m.id", "m.content", "m.to_phone", "m.status", "j.status as job_status"])
+    .where("j.flow", "=", flow)
+    .where("j.record_external_id", "=", recordExternalId)
+    .execute();
+}
+
+function jobsFor(flow: string, recordExternalId: string, db = server.db) {
+  return db.selectFrom("automation_jobs").selectAll().where("flow", "=", flow).where("record_external_id", "=", recordExternalId).execute();
+}
+
+/** Waits until every due job of the store is finished one way or another (judged by the database's clock). */
+async function settled(storeId = tenant.store.id) {
+  const unfinished = () =>
+    server.db
+      .selectFrom("automation_jobs")
+      .select("id")
+      .where("store_id", "=", storeId)
+      .where((eb) => eb.or([eb("status", "=", "running"), eb.and([eb("status", "=", "pending"), eb("run_at", "<=", sql<Date>`now()`)])]))
+      .execute();
+  await expect.poll(async () => (await unfinished()).length, { timeout: 10_000, interval: 25 }).toBe(0);
+}
+
+describe("post-purchase", () => {
+  it("fires once when an order is created, with the order and customer in the message", async () => {
+    const phone = newPhone();
+    const body = order(phone);
+    expect((await push("orders", body)).status).toBe(201);
+    await settled();
+    const messages = await messagesFor("post_purchase", body.external_id);
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).toMatchObject({
+      to_phone: phone,
+      status: "sent",
+      job_status: "succeeded",
+      content: { template: "post_purchase", first_name: "Ada", order: { external_id: body.external_id, total_price: "42.50", currency: "EUR" } },
+    });
+  });
+
+  it("does not fire on an update of the order", async () => {
+    const body = order(newPhone());
+    await push("orders", body);
+    await settled();
+    expect((await push("orders", { ...body, total_price: 50 })).status).toBe(200);
+    expect((await patch("orders", body.external_id, { financial_status: "refunded" })).status).toBe(200);
+    await settled();
+    expect(await messagesFor("post_purchase", body.external_id)).toHaveLength(1);
+    expect(await jobsFor("post_purchase", body.external_id)).toHaveLength(1);
+  });
+
+  it("24 concurrent identical order creates give one post-purchase message", async () => {
+    const body = order(newPhone());
+    const responses = await Promise.all(Array.from({ length: 24 }, () => push("orders", body)));
+    expect(responses.filter((res) => res.status === 201)).toHaveLength(1);
+    await settled();
+    expect(await messagesFor("post_purchase", body.external_id)).toHaveLength(1);
+  });
+});
+
+describe("shipping notification", () => {
+  it("fires on creation and on each new status, never twice for one status", async () => {
+    const o = order(newPhone());
+    await push("orders", o);
+    const shipment = { external_id: uid("ship"), order_external_id: o.external_id, carrier: "DHL", tracking_number: "JD01", status: "in_transit" };
+    await push("shipments", shipment);
+    await settled();
+    let messages = await messagesFor("shipping_notification", shipment.external_id);
+    expect(messages).toHaveLength(1);
+    expect(messages[0]?.content).toMatchObject({ template: "shipping_notification", shipment: { status: "in_transit", carrier: "DHL", tracking_number: "JD01" }, order: { external_id: o.external_id } });
+
+    await push("shipments", shipment);
+    await push("shipments", { ...shipment, tracking_url: "https://track.example/JD01" });
+    await settled();
+    expect(await messagesFor("shipping_notification", shipment.external_id)).toHaveLength(1);
+
+    await push("shipments", { ...shipment, status: "delivered" });
+    await settled();
+    messages = await messagesFor("shipping_notification", shipment.external_id);
+    expect(messages).toHaveLength(2);
+    expect(messages.map((m) => (m.content as { shipment: { status: string } }).shipment.status).sort()).toEqual(["delivered", "in_transit"]);
+  });
+});
+
+describe("checkout recovery", () => {
+  it("with delay 0, sends the recovery message carrying the recovery URL", async () => {
+    const body = checkout(newPhone());
+    expect((await push("checkouts", body)).status).toBe(201);
+    await settled();
+    const messages = await messagesFor("checkout_recovery", body.external_id);
+    expect(messages).toHaveLength(1);
+    expect(messages[0]?.content).toMatchObject({ template: "checkout_recovery", checkout: { recovery_url: "https://shop.example/recover/xyz", total_price: "80.00" } });
+  });
+
+  it("waits the store's delay, 60 minutes by default", async () => {
+    const body = checkout(newPhone());
+    await push("checkouts", body, delayed);
+    const [job] = await jobsFor("checkout_recovery", body.external_id);
+    expect(job?.status).toBe("pending");
+    const delaySeconds = ((job?.run_at.getTime() ?? 0) - (job?.created_at.getTime() ?? 0)) / 1000;
+    expect(delaySeconds).toBeCloseTo(3600, 0);
+  });
+
+  it("fires once per abandonment: a re-push of an abandoned checkout adds nothing, a new abandonment adds one", async () => {
+    const body = checkout(newPhone());
+    await push("checkouts", body);
+    await push("checkouts", body);
+    await settled();
+    expect(await jobsFor("checkout_recovery", body.external_id)).toHaveLength(1);
+    await patch("checkouts", body.external_id, { status: "active" });
+    await push("checkouts", body);
+    await settled();
+    expect(await messagesFor("checkout_recovery", body.external_id)).toHaveLength(2);
+  });
+
+  for (const state of ["recovered", "completed", "expired"]) {
+    it(`is cancelled when the checkout becomes ${state}`, async () => {
+      const body = checkout(newPhone());
+      await push("checkouts", body, delayed);
+      await patch("checkouts", body.external_id, { status: state }, delayed);
+      const [job] = await jobsFor("checkout_recovery", body.external_id);
+      expect(job).toMatchObject({ status: "cancelled", last_error: `the checkout became ${state}` });
+      expect(await messagesFor("checkout_recovery", body.external_id)).toHaveLength(0);
+    });
+  }
+
+  it("is cancelled when the customer places an order after abandoned_at, even under another customer id with the same phone", async () => {
+    const phone = newPhone();
+    const body = checkout(phone, { abandoned_at: "2026-11-22T09:00:00Z" });
+    await push("checkouts", body, delayed);
+    const earlier = order(phone, { placed_at: "2026-11-22T08:00:00Z", customer: { external_id: uid("acct"), phone } });
+    await push("orders", earlier, delayed);
+    expect((await jobsFor("checkout_recovery", body.external_id))[0]?.status).toBe("pending");
+    await push("orders", order(phone, { placed_at: "2026-11-22T09:30:00Z", customer: { external_id: uid("acct"), phone } }), delayed);
+    const [job] = await jobsFor("checkout_recovery", body.external_id);
+    expect(job).toMatchObject({ status: "cancelled", last_error: "the customer placed an order after abandoning the checkout" });
+  });
+
+  it("is cancelled when the customer is erased, and nothing is sent even if the job comes due", async () => {
+    const phone = newPhone();
+    const customerId = uid("erase-me");
+    const body = checkout(phone, { customer: { external_id: customerId, phone } });
+    await push("checkouts", body, delayed);
+    expect((await server.request("DELETE", `/api/v1/stores/${delayed.store.id}/customers/${customerId}`, { key: delayed.key })).status).toBe(204);
+    const [job] = await jobsFor("checkout_recovery", body.external_id);
+    expect(job).toMatchObject({ status: "cancelled", last_error: "the customer was erased" });
+    // Even a job that escaped cancellation finds the customer erased when it runs.
+    await server.db.updateTable("automation_jobs").set({ status: "pending", run_at: new Date(0) }).where("id", "=", job?.id ?? 0).execute();
+    server.worker?.nudge();
+    await settled(delayed.store.id);
+    expect(await messagesFor("checkout_recovery", body.external_id)).toHaveLength(0);
+    expect((await jobsFor("checkout_recovery", body.external_id))[0]).toMatchObject({ status: "cancelled", last_error: "the customer was erased" });
+  });
+});
+
+describe("contact sync", () => {
+  it("syncs a new customer's profile to its contact, once per change", async () => {
+    const phone = newPhone();
+    const id = uid("sync");
+    const body = { external_id: id, phone, first_name: "Grace", tags: ["vip"], lifetime_value: 900, orders_count: 3 };
+    await push("customers", body);
+    await settled();
+    let messages = await messagesFor("contact_sync", id);
+    expect(messages).toHaveLength(1);
+    expect(messages[0]?.content).toMatchObject({ template: "contact_sync", profile: { phone, first_name: "Grace", tags: ["vip"], lifetime_value: 900, orders_count: 3 } });
+    const contact = await server.db.selectFrom("contacts").selectAll().where("store_id", "=", tenant.store.id).where("phone", "=", phone).executeTakeFirstOrThrow();
+    expect(contact).toMatchObject({ first_name: "Grace", tags: ["vip"], lifetime_value: 900, orders_count: 3 });
+    expect(contact.synced_at).toBeInstanceOf(Date);
+
+    await push("customers", body);
+    await push("customers", { external_id: id, phone });
+    await settled();
+    expect(await messagesFor("contact_sync", id)).toHaveLength(1);
+
+    await push("customers", { ...body, lifetime_value: 1500 });
+    await settled();
+    messages = await messagesFor("contact_sync", id);
+    expect(messages).toHaveLength(2);
+    const synced = await server.db.selectFrom("contacts").select("lifetime_value").where("id", "=", contact.id).executeTakeFirstOrThrow();
+    expect(synced.lifetime_value).toBe(1500);
+  });
+
+  it("syncs the customer embedded in an order", async () => {
+    const id = uid("embedded");
+    await push("orders", order(newPhone(), { customer: { external_id: id, phone: newPhone(), lifetime_value: 10, orders_count: 1 } }));
+    await settled();
+    expect(await messagesFor("contact_sync", id)).toHaveLength(1);
+  });
+});
+
+describe("erased customers", () => {
+  it("get nothing: pending jobs cancelled, messages already sent redacted", async () => {
+    const phone = newPhone();
+    const id = uid("gone");
+    await push("orders", order(phone, { customer: { external_id: id, phone } }));
+    await settled();
+    await server.request("DELETE", `/api/v1/stores/${tenant.store.id}/customers/${id}`, { key: tenant.key });
+    const sent = await server.db.selectFrom("messages").select(["to_phone", "content"]).where("to_phone", "=", phone).execute();
+    expect(sent).toHaveLength(0);
+    const redacted = await messagesFor("contact_sync", id);
+    expect(redacted[0]).toMatchObject({ to_phone: null, content: { redacted: true } });
+  });
+});
+
+describe("backfill", () => {
+  it("stores a push marked X-Backfill: true and triggers nothing", async () => {
+    const phone = newPhone();
+    const o = order(phone, { customer: { external_id: uid("hist"), phone } });
+    const headers = { "X-Backfill": "true" };
+    expect((await push("orders", o, tenant, headers)).status).toBe(201);
+    const c = checkout(phone);
+    expect((await push("checkouts", c, tenant, headers)).status).toBe(201);
+    expect((await push("shipments", { external_id: uid("ship"), order_external_id: o.external_id, status: "delivered" }, tenant, headers)).status).toBe(201);
+    const jobs = await server.db
+      .selectFrom("automation_jobs")
+      .select("id")
+      .where("record_external_id", "in", [o.external_id, c.external_id, o.customer.external_id])
+      .execute();
+    expect(jobs).toHaveLength(0);
+    expect(await server.db.selectFrom("orders").select("id").where("external_id", "=", o.external_id).execute()).toHaveLength(1);
+  });
+});
+
+describe("one transaction with the write", () => {
+  it("a push that fails leaves no automation behind", async () => {
+    await sql`create or replace function refuse_order_auto() returns trigger language plpgsql as $$ begin raise exception 'refused'; end $$`.execute(server.db);
+    await sql`create trigger refuse_order_auto before insert on orders for each row when (new.external_id like 'nope-%') execute function refuse_order_auto()`.execute(server.db);
+    try {
+      const id = uid("never");
+      const res = await push("orders", order(newPhone(), { external_id: uid("nope"), customer: { external_id: id, phone: newPhone() } }));
+      expect(res.status).toBe(500);
+      expect(await jobsFor("contact_sync", id)).toHaveLength(0);
+    } finally {
+      await sql`drop trigger refuse_order_auto on orders`.execute(server.db);
+    }
+  });
+});
+
+type Received = { id: string; body: string; headers: http.IncomingHttpHeaders; at: number };
+
+async function receiver(respond: (count: number) => number) {
+  const received: Received[] = [];
+  const http_ = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk: Buffer) => (body += chunk.toString()));
+    req.on("end", () => {
+      received.push({ id: String(req.headers["x-message-id"]), body, headers: req.headers, at: Date.now() });
+      res.statusCode = respond(received.length);
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => http_.listen(0, "127.0.0.1", () => resolve()));
+  return { url: `http://127.0.0.1:${(http_.address() as AddressInfo).port}/hooks`, received, close: () => new Promise<void>((resolve) => http_.close(() => resolve())) };
+}
+
+describe("webhook provider", () => {
+  const secret = "whsec_test_0123456789abcdef";
+
+  it("POSTs each message signed with HMAC-SHA256 over timestamp and raw body, with a stable id", async () => {
+    const hook = await receiver(() => 200);
+    const hooked = await startTestServer({ worker: { provider: webhookProvider({ url: hook.url, secret, timeoutMs: 2000 }) } });
+    try {
+      const t = await hooked.createTenant();
+      const body = order(newPhone());
+      await hooked.request("POST", `/api/v1/stores/${t.store.id}/orders`, { key: t.key, body });
+      await expect.poll(() => hook.received.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+      for (const delivery of hook.received) {
+        const signature = String(delivery.headers["x-signature"]);
+        const match = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(signature);
+        expect(match).not.toBeNull();
+        const expected = createHmac("sha256", secret).update(`${match?.[1]}.${delivery.body}`).digest("hex");
+        expect(match?.[2]).toBe(expected);
+        expect(Math.abs(Date.now() / 1000 - Number(match?.[1]))).toBeLessThan(60);
+        const payload = JSON.parse(delivery.body);
+        expect(payload.id).toBe(delivery.id);
+        expect(delivery.headers["content-type"]).toBe("application/json");
+      }
+      const postPurchase = hook.received.map((d) => JSON.parse(d.body)).find((p) => p.flow === "post_purchase");
+      expect(postPurchase).toMatchObject({ store_id: t.store.id, to: body.customer.phone, content: { order: { external_id: body.external_id } } });
+      const [row] = await hooked.db.selectFrom("messages").select("id").where("id", "=", postPurchase.id).execute();
+      expect(row).toBeDefined();
+    } finally {
+      await hooked.close();
+      await hook.close();
+    }
+  });
+
+  it("retries a failing endpoint with growing backoff, then ends failed and visible with its error", async () => {
+    const hook = await receiver(() => 500);
+    const hooked = await startTestServer({
+      worker: { provider: webhookProvider({ url: hook.url, secret, timeoutMs: 2000 }), maxAttempts: 4, backoffBaseMs: 200, backoffMaxMs: 5000 },
+    });
+    try {
+      const t = await hooked.createTenant();
+      const id = uid("failing");
+      await hooked.request("POST", `/api/v1/stores/${t.store.id}/customers`, { key: t.key, body: { external_id: id, phone: newPhone() } });
+      await expect.poll(async () => (await jobsFor("contact_sync", id, hooked.db))[0]?.status, { timeout: 15_000 }).toBe("failed");
+      expect(hook.received).toHaveLength(4);
+      expect(new Set(hook.received.map((d) => d.id)).size).toBe(1);
+      const gaps = hook.received.slice(1).map((d, i) => d.at - (hook.received[i]?.at ?? 0));
+      expect(gaps[0]).toBeGreaterThanOrEqual(90);
+      expect(gaps[2]).toBeGreaterThan(gaps[0] ?? 0);
+      const [job] = await jobsFor("contact_sync", id, hooked.db);
+      expect(job).toMatchObject({ attempts: 4, last_error: "webhook answered 500" });
+
+      const activity = await hooked.request("GET", `/admin/v1/stores/${t.store.id}/activity`, { key: ADMIN_TOKEN });
+      expect(activity.status).toBe(200);
+      expect(activity.body.runs[0]).toMatchObject({ flow: "contact_sync", record_external_id: id, status: "failed", attempts: 4, error: "webhook answered 500" });
+      expect(activity.body.messages[0]).toMatchObject({ flow: "contact_sync", status: "failed", run_id: job?.id });
+    } finally {
+      await hooked.close();
+      await hook.close();
+    }
+  });
+});
+
+describe("activity", () => {
+  it("lists a store's runs and messages newest first, for the operator only", async () => {
+    const t = await server.createTenant();
+    await tenants.updateStore(server.db, t.store.id, { recovery_delay_seconds: 0 });
+    const first = order(newPhone());
+    await push("orders", first, t);
+    await settled(t.store.id);
+    await push("checkouts", checkout(newPhone()), t);
+    await settled(t.store.id);
+    const res = await server.request("GET", `/admin/v1/stores/${t.store.id}/activity?limit=10`, { key: ADMIN_TOKEN });
+    expect(res.status).toBe(200);
+    const flows = res.body.runs.map((run: { flow: string }) => run.flow);
+    expect(flows[0]).toBe("checkout_recovery");
+    expect(flows).toContain("post_purchase");
+    const created = res.body.runs.map((run: { created_at: string }) => run.created_at);
+    expect([...created].sort().reverse()).toEqual(created);
+    expect(res.body.messages.length).toBeGreaterThanOrEqual(3);
+    expect((await server.request("GET", `/admin/v1/stores/${t.store.id}/activity`, { key: t.key })).status).toBe(401);
+    expect((await server.request("GET", `/admin/v1/stores/99999999/activity`, { key: ADMIN_TOKEN })).status).toBe(404);
+  });
+});
