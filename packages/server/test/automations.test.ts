@@ -255,7 +255,8 @@ describe("erased customers", () => {
 describe("backfill", () => {
   it("stores a push marked X-Backfill: true and triggers nothing", async () => {
     const phone = newPhone();
-    const o = order(phone, { customer: { external_id: uid("hist"), phone } });
+    const customerId = uid("hist");
+    const o = order(phone, { customer: { external_id: customerId, phone } });
     const headers = { "X-Backfill": "true" };
     expect((await push("orders", o, tenant, headers)).status).toBe(201);
     const c = checkout(phone);
@@ -264,7 +265,7 @@ describe("backfill", () => {
     const jobs = await server.db
       .selectFrom("automation_jobs")
       .select("id")
-      .where("record_external_id", "in", [o.external_id, c.external_id, o.customer.external_id])
+      .where("record_external_id", "in", [o.external_id, c.external_id, customerId])
       .execute();
     expect(jobs).toHaveLength(0);
     expect(await server.db.selectFrom("orders").select("id").where("external_id", "=", o.external_id).execute()).toHaveLength(1);
