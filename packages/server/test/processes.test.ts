@@ -1,56 +1,23 @@
-import { spawn, execFile, type ChildProcess } from "node:child_process";
+import { execFile } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { createTestDatabase, testDb } from "./helpers.js";
+import { distFile, startProcess, stopAll, tempDir, type Proc } from "./processes.js";
 
 const run = promisify(execFile);
-const serverDir = path.resolve(import.meta.dirname, "..");
-const mainJs = path.join(serverDir, "dist/main.js");
-const adminJs = path.join(serverDir, "dist/admin.js");
-
-type Proc = { child: ChildProcess; url: string; stdout: () => string; exited: Promise<number | null> };
+const adminJs = distFile("admin.js");
 const running: Proc[] = [];
-
-/** Starts the built server as its own process and waits until it listens. */
-async function startProcess(env: Record<string, string>): Promise<Proc> {
-  const child = spawn(process.execPath, [mainJs], {
-    env: { PATH: process.env.PATH ?? "", PORT: "0", LOG_LEVEL: "info", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let out = "";
-  child.stdout?.on("data", (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => (out += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
-    const check = () => {
-      const match = /"url":"(http:[^"]+)","database":"\w+","msg":"listening"/.exec(out);
-      if (match?.[1]) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    };
-    child.stdout?.on("data", check);
-    void exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}:\n${out}`));
-    });
-  });
-  const proc = { child, url, stdout: () => out, exited };
+const startServer = async (env: Record<string, string>) => {
+  const proc = await startProcess("main.js", env);
   running.push(proc);
-  return proc;
-}
+  return { ...proc, url: proc.url ?? "", stdout: proc.output };
+};
 
 async function admin(args: string[], env: Record<string, string>) {
   const { stdout } = await run(process.execPath, [adminJs, ...args], { env: { PATH: process.env.PATH ?? "", ...env } });
   return JSON.parse(stdout) as Record<string, unknown> & { data?: Array<Record<string, unknown>> };
-}
-
-function tempDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), "ingest-test-"));
 }
 
 async function upsertCustomer(url: string, storeId: unknown, key: unknown, externalId: string) {
@@ -62,17 +29,12 @@ async function upsertCustomer(url: string, storeId: unknown, key: unknown, exter
   return res.status;
 }
 
-afterEach(async () => {
-  for (const proc of running.splice(0)) {
-    if (proc.child.exitCode === null) proc.child.kill("SIGKILL");
-    await proc.exited;
-  }
-});
+afterEach(() => stopAll(running));
 
 describe.runIf(testDb === "embedded")("first start on the embedded database", () => {
   it("seeds demo credentials once, prints a curl line that creates a customer (201, then 200), and writes demo.env", async () => {
     const dataDir = tempDir();
-    const first = await startProcess({ DATA_DIR: dataDir });
+    const first = await startServer({ DATA_DIR: dataDir });
     await expect.poll(() => first.stdout(), { timeout: 10_000 }).toContain("curl -i -X POST");
     const printed = first.stdout();
     const curl = printed.slice(printed.indexOf("curl -i"), printed.indexOf("'", printed.indexOf("-d '") + 4) + 1);
@@ -86,18 +48,18 @@ describe.runIf(testDb === "embedded")("first start on the embedded database", ()
 
     first.child.kill("SIGTERM");
     expect(await first.exited).toBe(0);
-    const second = await startProcess({ DATA_DIR: dataDir });
+    const second = await startServer({ DATA_DIR: dataDir });
     expect(second.stdout()).not.toContain("Demo credentials");
   });
 
   it("refuses a second process on the same data directory, and SIGTERM exits 0 and frees it", async () => {
     const dataDir = tempDir();
-    const first = await startProcess({ DATA_DIR: dataDir, SEED_DEMO: "false" });
-    await expect(startProcess({ DATA_DIR: dataDir })).rejects.toThrow(/in use by process/);
+    const first = await startServer({ DATA_DIR: dataDir, SEED_DEMO: "false" });
+    await expect(startServer({ DATA_DIR: dataDir })).rejects.toThrow(/in use by process/);
     first.child.kill("SIGTERM");
     expect(await first.exited).toBe(0);
     expect(fs.existsSync(path.join(dataDir, "server.lock"))).toBe(false);
-    const again = await startProcess({ DATA_DIR: dataDir, SEED_DEMO: "false" });
+    const again = await startServer({ DATA_DIR: dataDir, SEED_DEMO: "false" });
     again.child.kill("SIGINT");
     expect(await again.exited).toBe(0);
   });
@@ -114,9 +76,9 @@ describe("the admin command line", () => {
       database = await createTestDatabase();
       env = { ...env, DATABASE_URL: database.url ?? "" };
     }
-    const serverA = await startProcess({ ...env, SEED_DEMO: "false" });
+    const serverA = await startServer({ ...env, SEED_DEMO: "false" });
     // On PostgreSQL a second process shares the database; the embedded one allows a single process.
-    const serverB = testDb === "postgres" ? await startProcess({ ...env, SEED_DEMO: "false" }) : serverA;
+    const serverB = testDb === "postgres" ? await startServer({ ...env, SEED_DEMO: "false" }) : serverA;
     const cli = { ...env, ADMIN_URL: serverA.url };
 
     const team = await admin(["team", "create", "--name", "Acme"], cli);
@@ -146,7 +108,7 @@ describe("the admin command line", () => {
     await expect(run(process.execPath, [adminJs, "team", "explode"], { env: { PATH: process.env.PATH ?? "" } })).rejects.toMatchObject({ code: 2 });
     const dataDir = tempDir();
     const env: Record<string, string> = testDb === "postgres" ? { DATA_DIR: dataDir, DATABASE_URL: (database ??= await createTestDatabase()).url ?? "" } : { DATA_DIR: dataDir };
-    const server = await startProcess({ ...env, SEED_DEMO: "false" });
+    const server = await startServer({ ...env, SEED_DEMO: "false" });
     const failure = await run(process.execPath, [adminJs, "key", "create", "--team", "999999", "--name", "x"], {
       env: { PATH: process.env.PATH ?? "", ...env, ADMIN_URL: server.url },
     }).catch((error: { code: number; stderr: string }) => error);

@@ -1,0 +1,92 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
+
+const serverDir = path.resolve(import.meta.dirname, "..");
+export const distFile = (name: string) => path.join(serverDir, "dist", name);
+
+export type Proc = { child: ChildProcess; url: string | undefined; output: () => string; exited: Promise<number | null> };
+
+/** Starts a built entry point as its own process; waits for the server's "listening" line or the worker's "worker started". */
+export async function startProcess(entry: "main.js" | "worker.js", env: Record<string, string>): Promise<Proc> {
+  const child = spawn(process.execPath, [distFile(entry)], {
+    env: { PATH: process.env.PATH ?? "", PORT: "0", LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout?.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  const url = await new Promise<string | undefined>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${entry} did not start:\n${out}`)), 30_000);
+    const check = () => {
+      const listening = /"url":"(http:[^"]+)","database":"\w+"(?:,"worker":\w+)?,"msg":"listening"/.exec(out);
+      if (listening?.[1] || (entry === "worker.js" && out.includes('"msg":"worker started"'))) {
+        clearTimeout(timer);
+        resolve(listening?.[1]);
+      }
+    };
+    child.stdout?.on("data", check);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`${entry} exited with ${code}:\n${out}`));
+    });
+  });
+  return { child, url, output: () => out, exited };
+}
+
+export async function stopAll(procs: Proc[]): Promise<void> {
+  for (const proc of procs.splice(0)) {
+    if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill("SIGKILL");
+    await proc.exited;
+  }
+}
+
+export function tempDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), "ingest-test-"));
+}
+
+export type Delivery = { id: string; body: string; signature: string; at: number };
+
+/** A webhook endpoint on loopback that records every delivery and answers as `respond` says (undefined: never answers). */
+export async function startReceiver(respond: (count: number) => number | undefined) {
+  const received: Delivery[] = [];
+  const hanging: http.ServerResponse[] = [];
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk: Buffer) => (body += chunk.toString()));
+    req.on("end", () => {
+      received.push({ id: String(req.headers["x-message-id"]), body, signature: String(req.headers["x-signature"]), at: Date.now() });
+      const status = respond(received.length);
+      if (status === undefined) {
+        hanging.push(res);
+        return;
+      }
+      res.statusCode = status;
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/messages`,
+    received,
+    async close() {
+      for (const res of hanging) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** Calls the operator API of a running server. */
+export async function operator(url: string, token: string, method: string, pathname: string, body?: unknown) {
+  const res = await fetch(url + pathname, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, ...(body ? { "Content-Type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return (res.status === 204 ? null : await res.json()) as Record<string, unknown> & { id: number; key: string };
+}
