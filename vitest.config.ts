@@ -31,6 +31,14 @@ export default defineConfig(async () => {
       hookTimeout: 60_000,
       projects: [
         { extends: true, test: { name: "unit", include: ["packages/*/src/**/*.test.ts"] } },
+        {
+          extends: true,
+          test: {
+            name: "sdk",
+            include: ["packages/sdk/test/**/*.test.ts", "examples/**/*.test.ts"],
+            env: postgresUrl ? { TEST_DATABASE_URL: postgresUrl } : {},
+          },
+        },
         { extends: true, test: { name: "embedded", include: integration, env: { TEST_DB: "embedded" } } },
         ...(postgresUrl
           ? [{ extends: true, test: { name: "postgres", include: integration, env: { TEST_DB: "postgres", TEST_DATABASE_URL: postgresUrl } } }]

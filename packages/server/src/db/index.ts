@@ -39,8 +39,11 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       connectionTimeoutMillis: 5_000,
       application_name: "commerce-ingest",
     });
-    // An idle client that loses its server must not crash the process.
+    // A client that loses its server (restart, failover) must not crash the process: idle
+    // clients report through the pool, clients in use through their own listener; either
+    // way the query in flight fails and the request answers 503.
     pool.on("error", () => {});
+    pool.on("connect", (client) => client.on("error", () => {}));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, kind: "postgres", pool, close: () => db.destroy() };
   }
@@ -81,6 +84,7 @@ const UNAVAILABLE_CODES = new Set([
   "57P02", // crash_shutdown
   "57P03", // cannot_connect_now
   "53300", // too_many_connections
+  "3D000", // invalid_catalog_name: the database is gone
   "08000",
   "08001",
   "08003",

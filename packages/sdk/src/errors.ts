@@ -1,0 +1,120 @@
+import type { ErrorDetail } from "@commerce-ingest/shared";
+
+/** Everything this SDK throws extends this class. */
+export class CommerceIngestError extends Error {
+  override readonly name: string = "CommerceIngestError";
+}
+
+/** The API answered with an error status. */
+export class APIError extends CommerceIngestError {
+  override readonly name: string = "APIError";
+
+  constructor(
+    /** The HTTP status. */
+    readonly status: number,
+    /** The API's message, e.g. "Invalid API key". */
+    message: string,
+    /** The request's `X-Request-Id`: quote it when asking for support. */
+    readonly requestId: string,
+    /** The response body as sent. */
+    readonly body: unknown,
+    readonly headers: Headers,
+  ) {
+    super(message);
+  }
+
+  /** The subclass that matches the status. */
+  static from(status: number, body: unknown, headers: Headers, requestId: string): APIError {
+    const message =
+      typeof body === "object" && body !== null && "error" in body && typeof body.error === "string" ? body.error : `HTTP ${status}`;
+    if (status === 400) return new BadRequestError(status, message, requestId, body, headers);
+    if (status === 401) return new AuthenticationError(status, message, requestId, body, headers);
+    if (status === 403) return new PermissionDeniedError(status, message, requestId, body, headers);
+    if (status === 404) return new NotFoundError(status, message, requestId, body, headers);
+    if (status === 413) return new PayloadTooLargeError(status, message, requestId, body, headers);
+    if (status === 415) return new UnsupportedMediaTypeError(status, message, requestId, body, headers);
+    if (status === 422) return new ValidationError(status, message, requestId, body, headers);
+    if (status === 429) return new RateLimitError(status, message, requestId, body, headers);
+    if (status >= 500) return new ServerError(status, message, requestId, body, headers);
+    return new APIError(status, message, requestId, body, headers);
+  }
+}
+
+/** 400: the body is not valid JSON. */
+export class BadRequestError extends APIError {
+  override readonly name = "BadRequestError";
+}
+
+/** 401: no key, or a key that is unknown or deleted. */
+export class AuthenticationError extends APIError {
+  override readonly name = "AuthenticationError";
+}
+
+/** 403: the key does not authorize this store. */
+export class PermissionDeniedError extends APIError {
+  override readonly name = "PermissionDeniedError";
+}
+
+/** 404: the store does not exist or is paused, or the order or checkout does not exist. */
+export class NotFoundError extends APIError {
+  override readonly name = "NotFoundError";
+}
+
+/** 413: the body is over the service's size limit. */
+export class PayloadTooLargeError extends APIError {
+  override readonly name = "PayloadTooLargeError";
+}
+
+/** 415: the body was not sent as JSON. */
+export class UnsupportedMediaTypeError extends APIError {
+  override readonly name = "UnsupportedMediaTypeError";
+}
+
+/** 422: the body failed validation; `details` names each failing field by its dotted path. */
+export class ValidationError extends APIError {
+  override readonly name = "ValidationError";
+
+  get details(): ErrorDetail[] {
+    const body = this.body;
+    return typeof body === "object" && body !== null && "details" in body && Array.isArray(body.details) ? (body.details as ErrorDetail[]) : [];
+  }
+}
+
+/** 429: too many requests for this key. `retryAfter` says how many seconds to wait. */
+export class RateLimitError extends APIError {
+  override readonly name = "RateLimitError";
+
+  get retryAfter(): number | undefined {
+    const value = Number(this.headers.get("retry-after"));
+    return Number.isFinite(value) && value >= 0 ? value : undefined;
+  }
+}
+
+/** 5xx: the service failed (503 when its database is unreachable). */
+export class ServerError extends APIError {
+  override readonly name = "ServerError";
+}
+
+/** The request never got an answer: DNS, refused connection, reset. */
+export class ConnectionError extends CommerceIngestError {
+  override readonly name: string = "ConnectionError";
+  readonly status = undefined;
+
+  constructor(
+    message: string,
+    readonly requestId: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** No answer within the timeout. */
+export class TimeoutError extends ConnectionError {
+  override readonly name = "TimeoutError";
+}
+
+/** The caller's AbortSignal aborted the request. */
+export class AbortError extends CommerceIngestError {
+  override readonly name = "AbortError";
+}

@@ -1,0 +1,182 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  AuthenticationError,
+  CommerceIngestClient,
+  ConnectionError,
+  NotFoundError,
+  PermissionDeniedError,
+  RateLimitError,
+  ServerError,
+  TimeoutError,
+  ValidationError,
+} from "../src/index.js";
+import pg from "pg";
+import { startService } from "./server.js";
+
+let service: Awaited<ReturnType<typeof startService>>;
+let tenant: { storeId: number; apiKey: string };
+let client: CommerceIngestClient;
+
+beforeAll(async () => {
+  service = await startService();
+  tenant = await service.tenant();
+  client = new CommerceIngestClient({ apiKey: tenant.apiKey, baseUrl: service.url });
+});
+afterAll(() => service?.stop());
+
+const placedAt = "2026-11-22T10:00:00Z";
+
+describe("every method against a running service", () => {
+  it("customers.upsert tells created from updated, and customers.delete erases", async () => {
+    const first = await client.customers.upsert(tenant.storeId, { external_id: "sdk-c1", phone: "+14155552671", first_name: "Ada" });
+    expect(first).toMatchObject({ created: true, status: 201, data: { external_id: "sdk-c1", first_name: "Ada", store_id: tenant.storeId } });
+    expect(first.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    const second = await client.customers.upsert(tenant.storeId, { external_id: "sdk-c1", phone: "+14155552671", last_name: "Lovelace" });
+    expect(second).toMatchObject({ created: false, status: 200, data: { first_name: "Ada", last_name: "Lovelace" } });
+    const erased = await client.customers.delete(tenant.storeId, "sdk-c1");
+    expect(erased).toMatchObject({ status: 204, data: null });
+    expect((await client.customers.upsert(tenant.storeId, { external_id: "sdk-c1", phone: "+14155552671" })).created).toBe(true);
+  });
+
+  it("orders.upsert and orders.update, with reserved characters in the id", async () => {
+    const id = "sdk/order #1 ?ü";
+    const created = await client.orders.upsert(tenant.storeId, { external_id: id, placed_at: placedAt, total_price: 19.999, currency: "usd", customer: { phone: "415 555 2671" } });
+    expect(created).toMatchObject({ created: true, data: { external_id: id, total_price: "20.00", currency: "USD", financial_status: null } });
+    const updated = await client.orders.update(tenant.storeId, id, { financial_status: "paid", tags: ["vip"] });
+    expect(updated).toMatchObject({ status: 200, data: { financial_status: "paid", tags: ["vip"], created_at: created.data.created_at } });
+  });
+
+  it("checkouts.upsert and checkouts.update", async () => {
+    const created = await client.checkouts.upsert(tenant.storeId, { external_id: "sdk-k1", abandoned_at: placedAt, total_price: 50, recovery_url: "https://shop.example/r/1", customer: { phone: "+14155552671" } });
+    expect(created).toMatchObject({ created: true, data: { status: "abandoned", recovery_url: "https://shop.example/r/1" } });
+    const recovered = await client.checkouts.update(tenant.storeId, "sdk-k1", { status: "recovered" });
+    expect(recovered.data.status).toBe("recovered");
+    expect((await client.checkouts.upsert(tenant.storeId, { external_id: "sdk-k1", abandoned_at: placedAt, total_price: 50, customer: { phone: "+14155552671" } })).data.status).toBe("recovered");
+  });
+
+  it("shipments.upsert links to the order", async () => {
+    await client.orders.upsert(tenant.storeId, { external_id: "sdk-o2", placed_at: placedAt, total_price: 5, customer: { phone: "+14155552671" } });
+    const shipment = await client.shipments.upsert(tenant.storeId, { external_id: "sdk-s1", order_external_id: "sdk-o2", status: "in_transit", carrier: "UPS" });
+    expect(shipment).toMatchObject({ created: true, data: { order_id: expect.any(Number), status: "in_transit", carrier: "UPS" } });
+    const moved = await client.shipments.upsert(tenant.storeId, { external_id: "sdk-s1", order_external_id: "sdk-o2", status: "delivered" });
+    expect(moved).toMatchObject({ created: false, data: { status: "delivered", carrier: "UPS" } });
+  });
+
+  it("the store-bound form takes the store once", async () => {
+    const store = client.store(tenant.storeId);
+    expect(store.storeId).toBe(tenant.storeId);
+    const order = await store.orders.upsert({ external_id: "sdk-bound", placed_at: placedAt, total_price: 1, customer: { phone: "+14155552671" } });
+    expect(order.created).toBe(true);
+    expect((await store.orders.update("sdk-bound", { fulfillment_status: "fulfilled" })).data.fulfillment_status).toBe("fulfilled");
+    expect((await store.customers.upsert({ phone: "+14155552672" })).data.external_id).toBe("+14155552672");
+    expect((await store.customers.delete("+14155552672")).status).toBe(204);
+    expect((await store.checkouts.upsert({ external_id: "sdk-bk", abandoned_at: placedAt, total_price: 1, customer: { phone: "+14155552671" } })).created).toBe(true);
+    expect((await store.checkouts.update("sdk-bk", { status: "expired" })).data.status).toBe("expired");
+    expect((await store.shipments.upsert({ external_id: "sdk-bs", order_external_id: "sdk-bound" })).created).toBe(true);
+  });
+
+  it("sends a caller's request id and marks backfill", async () => {
+    const result = await client.customers.upsert(tenant.storeId, { phone: "+14155552673" }, { requestId: "shop-trace-1", backfill: true });
+    expect(result.requestId).toBe("shop-trace-1");
+  });
+});
+
+describe("each error class from a real response", () => {
+  it("AuthenticationError for an unknown key", async () => {
+    const bad = new CommerceIngestClient({ apiKey: "AAAAAAAAAAAAAAAAAAAAAAAA", baseUrl: service.url });
+    const error = await bad.customers.upsert(tenant.storeId, { phone: "+14155552671" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthenticationError);
+    expect(error).toMatchObject({ status: 401, message: "Invalid API key", requestId: expect.any(String) });
+  });
+
+  it("PermissionDeniedError for another team's store", async () => {
+    const other = await service.tenant();
+    const error = await client.customers.upsert(other.storeId, { phone: "+14155552671" }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PermissionDeniedError);
+    expect(error).toMatchObject({ status: 403, message: "API key does not authorize this store" });
+  });
+
+  it("NotFoundError for an unknown order and an unknown store", async () => {
+    const order = await client.orders.update(tenant.storeId, "missing", { financial_status: "paid" }).catch((e: unknown) => e);
+    expect(order).toBeInstanceOf(NotFoundError);
+    expect(order).toMatchObject({ status: 404, message: "Order not found" });
+    const store = await client.customers.upsert(99999999, { phone: "+14155552671" }).catch((e: unknown) => e);
+    expect(store).toMatchObject({ status: 404, message: "Store not found or paused" });
+  });
+
+  it("ValidationError with the field details, never retried", async () => {
+    const error = await client.orders
+      .upsert(tenant.storeId, { external_id: "x", placed_at: "yesterday", total_price: -1, customer: { phone: "+14155552671" } })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).details.map((d) => d.path).sort()).toEqual(["placed_at", "total_price"]);
+    const missingOrder = await client.shipments.upsert(tenant.storeId, { external_id: "s", order_external_id: "none" }).catch((e: unknown) => e);
+    expect(missingOrder).toBeInstanceOf(ValidationError);
+    expect((missingOrder as ValidationError).details).toEqual([{ path: "order_external_id", message: expect.any(String) }]);
+  });
+
+  it("RateLimitError with retryAfter, once retries are spent", async () => {
+    const limited = await startService({ RATE_LIMIT_REQUESTS: "2", RATE_LIMIT_WINDOW_SECONDS: "60" });
+    try {
+      const t = await limited.tenant();
+      const c = new CommerceIngestClient({ apiKey: t.apiKey, baseUrl: limited.url, maxRetries: 0 });
+      await c.customers.upsert(t.storeId, { phone: "+14155552671" });
+      await c.customers.upsert(t.storeId, { phone: "+14155552671" });
+      const error = await c.customers.upsert(t.storeId, { phone: "+14155552671" }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RateLimitError);
+      expect((error as RateLimitError).retryAfter).toBeGreaterThan(0);
+    } finally {
+      await limited.stop();
+    }
+  });
+
+  it.runIf(Boolean(process.env.TEST_DATABASE_URL))("ServerError when the service loses its database", async () => {
+    const serverUrl = process.env.TEST_DATABASE_URL ?? "";
+    const name = `sdk_${process.pid}_${Date.now()}`;
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    try {
+      await admin.query(`create database ${name}`);
+      const url = new URL(serverUrl);
+      url.pathname = `/${name}`;
+      const service = await startService({ DATABASE_URL: url.toString() });
+      try {
+        const t = await service.tenant();
+        const c = new CommerceIngestClient({ apiKey: t.apiKey, baseUrl: service.url, maxRetries: 0 });
+        expect((await c.customers.upsert(t.storeId, { phone: "+14155552671" })).created).toBe(true);
+        await admin.query(`drop database ${name} with (force)`);
+        const error = await c.customers.upsert(t.storeId, { phone: "+14155552671" }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(ServerError);
+        expect(error).toMatchObject({ status: 503, message: "Service unavailable", requestId: expect.any(String) });
+      } finally {
+        await service.stop();
+      }
+    } finally {
+      await admin.query(`drop database if exists ${name} with (force)`);
+      await admin.end();
+    }
+  });
+
+  it("ConnectionError when nothing listens, TimeoutError when nothing answers", async () => {
+    const closed = new CommerceIngestClient({ apiKey: tenant.apiKey, baseUrl: "http://127.0.0.1:1", maxRetries: 0 });
+    const refused = await closed.customers.upsert(tenant.storeId, { phone: "+14155552671" }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ConnectionError);
+    expect(refused).not.toBeInstanceOf(TimeoutError);
+
+    const silent = http.createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", () => resolve()));
+    try {
+      const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+      const slow = new CommerceIngestClient({ apiKey: tenant.apiKey, baseUrl: url, maxRetries: 0, timeout: 200 });
+      const started = Date.now();
+      const error = await slow.customers.upsert(tenant.storeId, { phone: "+14155552671" }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(TimeoutError);
+      expect(Date.now() - started).toBeLessThan(2000);
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
+  });
+});

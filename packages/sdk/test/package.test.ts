@@ -1,0 +1,64 @@
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const sdkDir = path.resolve(import.meta.dirname, "..");
+const tsc = path.resolve(sdkDir, "node_modules/typescript/bin/tsc");
+
+const usage = `
+const client = new CommerceIngestClient({ apiKey: "k".repeat(24), baseUrl: "http://127.0.0.1:1" });
+const bound = client.store(1);
+const order: OrderInput = { external_id: "o1", placed_at: "2026-11-22T10:00:00Z", total_price: 1, customer: { phone: "+14155552671" } };
+async function typed(): Promise<string> {
+  const result: UpsertResult<Order> = await bound.orders.upsert(order);
+  const created: boolean = result.created;
+  return result.data.total_price + String(created);
+}
+void typed;
+// @ts-expect-error total_price must be a number
+const wrong: OrderInput = { ...order, total_price: "1" };
+void wrong;
+`;
+
+describe("the packed SDK in a project outside the workspace", () => {
+  it("installs from the npm pack tarball and works from import and require, with types", { timeout: 180_000 }, async () => {
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), "sdk-consumer-"));
+    const { stdout } = await run("npm", ["pack", "--silent", "--pack-destination", work], { cwd: sdkDir });
+    const tarball = path.join(work, stdout.trim().split("\n").pop() ?? "");
+    expect(fs.existsSync(tarball)).toBe(true);
+
+    const project = path.join(work, "consumer");
+    fs.mkdirSync(project);
+    fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true }));
+    await run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", tarball], { cwd: project, timeout: 150_000 });
+    const installed = JSON.parse(fs.readFileSync(path.join(project, "node_modules/@commerce-ingest/sdk/package.json"), "utf8"));
+    expect(Object.keys(installed.dependencies)).toEqual(["zod"]);
+
+    fs.writeFileSync(
+      path.join(project, "esm.mjs"),
+      `import { CommerceIngestClient, ValidationError, verifyWebhook } from "@commerce-ingest/sdk";
+const client = new CommerceIngestClient({ apiKey: "k".repeat(24), baseUrl: "http://127.0.0.1:1", maxRetries: 0 });
+const error = await client.customers.upsert(1, { phone: "+14155552671" }).catch((e) => e);
+console.log(JSON.stringify({ kind: "esm", error: error.name, client: typeof client.store(1).orders.upsert, verify: typeof verifyWebhook, v: typeof ValidationError }));`,
+    );
+    fs.writeFileSync(
+      path.join(project, "cjs.cjs"),
+      `const { CommerceIngestClient, ConnectionError } = require("@commerce-ingest/sdk");
+const client = new CommerceIngestClient({ apiKey: "k".repeat(24), baseUrl: "http://127.0.0.1:1", maxRetries: 0 });
+client.orders.update(1, "x", {}).catch((e) => console.log(JSON.stringify({ kind: "cjs", error: e.name, isConnection: e instanceof ConnectionError })));`,
+    );
+    const esm = await run(process.execPath, ["esm.mjs"], { cwd: project });
+    expect(JSON.parse(esm.stdout)).toEqual({ kind: "esm", error: "ConnectionError", client: "function", verify: "function", v: "function" });
+    const cjs = await run(process.execPath, ["cjs.cjs"], { cwd: project });
+    expect(JSON.parse(cjs.stdout)).toEqual({ kind: "cjs", error: "ConnectionError", isConnection: true });
+
+    fs.writeFileSync(path.join(project, "check.mts"), `import { CommerceIngestClient, type Order, type OrderInput, type UpsertResult } from "@commerce-ingest/sdk";\n${usage}`);
+    fs.writeFileSync(path.join(project, "check.cts"), `import { CommerceIngestClient, type Order, type OrderInput, type UpsertResult } from "@commerce-ingest/sdk";\n${usage}`);
+    const flags = ["--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "--types", "node", "--typeRoots", path.resolve(sdkDir, "node_modules/@types")];
+    await run(process.execPath, [tsc, ...flags, "check.mts", "check.cts"], { cwd: project });
+  });
+});

@@ -1,0 +1,123 @@
+import { describe, expect, it } from "vitest";
+import { AbortError, CommerceIngestClient, RateLimitError, ServerError, TimeoutError, ValidationError } from "../src/index.js";
+
+type Call = { url: string; init: RequestInit };
+
+/** A fetch that answers from a script, one entry per call; "hang" never answers (until aborted). */
+function scriptedFetch(script: Array<{ status: number; body?: unknown; headers?: Record<string, string> } | "hang" | "network">) {
+  const calls: Call[] = [];
+  const fetchImpl: typeof fetch = async (input, init = {}) => {
+    calls.push({ url: String(input), init });
+    const step = script[Math.min(calls.length - 1, script.length - 1)];
+    if (step === "network") throw new TypeError("fetch failed");
+    if (step === "hang" || step === undefined) {
+      return new Promise<Response>((_, reject) => {
+        init.signal?.addEventListener("abort", () => reject(new DOMException("aborted", "AbortError")));
+      });
+    }
+    return new Response(step.body === undefined ? null : JSON.stringify(step.body), {
+      status: step.status,
+      headers: { "Content-Type": "application/json", ...step.headers },
+    });
+  };
+  return { fetch: fetchImpl, calls };
+}
+
+const customer = { phone: "+14155552671" };
+const ok = { status: 200, body: { external_id: "+14155552671" } };
+const client = (fetchImpl: typeof fetch, options: { maxRetries?: number; timeout?: number } = {}) =>
+  new CommerceIngestClient({ apiKey: "k".repeat(24), baseUrl: "http://api.test", fetch: fetchImpl, ...options });
+
+describe("retries", () => {
+  it("waits the Retry-After of a 429, then succeeds", async () => {
+    const scripted = scriptedFetch([{ status: 429, body: { error: "Rate limit exceeded" }, headers: { "Retry-After": "1" } }, ok]);
+    const started = Date.now();
+    const result = await client(scripted.fetch).customers.upsert(1, customer);
+    expect(result.status).toBe(200);
+    expect(scripted.calls).toHaveLength(2);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+  });
+
+  it("does not sit out a Retry-After longer than a minute: the RateLimitError comes at once", async () => {
+    const scripted = scriptedFetch([{ status: 429, body: { error: "Rate limit exceeded" }, headers: { "Retry-After": "3600" } }, ok]);
+    const error = await client(scripted.fetch).customers.upsert(1, customer).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect((error as RateLimitError).retryAfter).toBe(3600);
+    expect(scripted.calls).toHaveLength(1);
+  });
+
+  it("retries a 503 and then succeeds, with the same request id on every attempt", async () => {
+    const scripted = scriptedFetch([{ status: 503, body: { error: "Service unavailable" }, headers: { "Retry-After": "0" } }, ok]);
+    const result = await client(scripted.fetch).customers.upsert(1, customer);
+    expect(result.status).toBe(200);
+    const ids = scripted.calls.map((call) => new Headers(call.init.headers).get("x-request-id"));
+    expect(ids).toHaveLength(2);
+    expect(ids[0]).toBe(ids[1]);
+    expect(result.requestId).toBe(ids[0]);
+  });
+
+  it("gives up after maxRetries with the last ServerError", async () => {
+    const scripted = scriptedFetch([{ status: 500, body: { error: "Internal server error" }, headers: { "Retry-After": "0" } }]);
+    const error = await client(scripted.fetch, { maxRetries: 2 }).customers.upsert(1, customer).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ServerError);
+    expect(scripted.calls).toHaveLength(3);
+  });
+
+  it("retries network errors with backoff", async () => {
+    const scripted = scriptedFetch(["network", ok]);
+    expect((await client(scripted.fetch).customers.upsert(1, customer)).status).toBe(200);
+    expect(scripted.calls).toHaveLength(2);
+  });
+
+  it("times out a hanging request, retries it, and ends with a TimeoutError", async () => {
+    const scripted = scriptedFetch(["hang"]);
+    const started = Date.now();
+    const error = await client(scripted.fetch, { timeout: 100, maxRetries: 1 }).customers.upsert(1, customer).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(scripted.calls).toHaveLength(2);
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it("never retries a 422", async () => {
+    const scripted = scriptedFetch([{ status: 422, body: { error: "Invalid request body", details: [{ path: "phone", message: "is required" }] } }, ok]);
+    const error = await client(scripted.fetch).customers.upsert(1, customer).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).details).toEqual([{ path: "phone", message: "is required" }]);
+    expect(scripted.calls).toHaveLength(1);
+  });
+
+  it("stops at once when the caller's signal aborts", async () => {
+    const scripted = scriptedFetch(["hang"]);
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    const error = await client(scripted.fetch, { timeout: 10_000 }).customers.upsert(1, customer, { signal: controller.signal }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AbortError);
+    expect(scripted.calls).toHaveLength(1);
+  });
+
+  it("sends the key, JSON, the backfill header, and percent-encodes external ids", async () => {
+    const scripted = scriptedFetch([ok]);
+    await client(scripted.fetch).orders.update(7, "a/b c?#%ü", { financial_status: "paid" }, { backfill: true });
+    const [call] = scripted.calls;
+    expect(call?.url).toBe("http://api.test/api/v1/stores/7/orders/a%2Fb%20c%3F%23%25%C3%BC");
+    const headers = new Headers(call?.init.headers);
+    expect(headers.get("authorization")).toBe(`Bearer ${"k".repeat(24)}`);
+    expect(headers.get("content-type")).toBe("application/json");
+    expect(headers.get("x-backfill")).toBe("true");
+    expect(call?.init.method).toBe("PATCH");
+    expect(JSON.parse(String(call?.init.body))).toEqual({ financial_status: "paid" });
+  });
+
+  it("reads the key and URL from the environment", () => {
+    process.env.COMMERCE_INGEST_API_KEY = "e".repeat(24);
+    process.env.COMMERCE_INGEST_BASE_URL = "http://env.test/";
+    try {
+      const fromEnv = new CommerceIngestClient();
+      expect(fromEnv.baseUrl).toBe("http://env.test");
+    } finally {
+      delete process.env.COMMERCE_INGEST_API_KEY;
+      delete process.env.COMMERCE_INGEST_BASE_URL;
+    }
+    expect(() => new CommerceIngestClient()).toThrow(/No API key/);
+  });
+});
