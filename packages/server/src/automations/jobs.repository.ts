@@ -15,16 +15,18 @@ export type NewJob = {
   delaySeconds?: number;
 };
 
-/** Records a job unless one with its key exists: that key is what makes a flow fire once. */
-export async function enqueueJob(db: Executor, job: NewJob): Promise<void> {
-  const { delaySeconds = 0, payload = {}, ...columns } = job;
+/** Records jobs, each unless one with its key exists: that key is what makes a flow fire once. */
+export async function enqueueJobs(db: Executor, jobs: NewJob[]): Promise<void> {
+  if (jobs.length === 0) return;
   await db
     .insertInto("automation_jobs")
-    .values({
-      ...columns,
-      payload: JSON.stringify(payload),
-      run_at: sql<Date>`now() + make_interval(secs => ${delaySeconds})`,
-    })
+    .values(
+      jobs.map(({ delaySeconds = 0, payload = {}, ...columns }) => ({
+        ...columns,
+        payload: JSON.stringify(payload),
+        run_at: sql<Date>`now() + make_interval(secs => ${delaySeconds})`,
+      })),
+    )
     .onConflict((oc) => oc.column("dedupe_key").doNothing())
     .execute();
 }
@@ -46,6 +48,26 @@ export async function cancelPendingJobs(db: Executor, filter: JobFilter, reason:
   if (filter.customer_id !== undefined) query = query.where("customer_id", "=", filter.customer_id);
   const result = await query.executeTakeFirst();
   return Number(result.numUpdatedRows);
+}
+
+/** Cancels pending recoveries of the store's checkouts abandoned, by anyone with this contact, before `before`. */
+export async function cancelRecoveriesOfContactBefore(db: Executor, storeId: number, contactId: number, before: Date, reason: string): Promise<void> {
+  await db
+    .updateTable("automation_jobs")
+    .set({ status: "cancelled", last_error: reason, finished_at: now(), updated_at: now() })
+    .where("status", "=", "pending")
+    .where("flow", "=", "checkout_recovery")
+    .where("record_type", "=", "checkout")
+    .where("record_id", "in", (eb) =>
+      eb
+        .selectFrom("checkouts as c")
+        .innerJoin("customers as cu", "cu.id", "c.customer_id")
+        .select("c.id")
+        .where("c.store_id", "=", storeId)
+        .where("cu.contact_id", "=", contactId)
+        .where("c.abandoned_at", "<", before),
+    )
+    .execute();
 }
 
 /**

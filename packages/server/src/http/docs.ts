@@ -1,5 +1,10 @@
+import { createRequire } from "node:module";
+import path from "node:path";
 import express from "express";
-import swaggerUi from "swagger-ui-dist";
+
+// Only the folder of Swagger UI's assets is needed: the package's main module would load
+// the whole UI bundle into the server's memory.
+const assetsDir = path.dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
 
 const page = `<!doctype html>
 <html lang="en">
@@ -32,6 +37,6 @@ export function createDocsRouter(): express.Router {
   docs.get("/docs/init.js", (_req, res) => {
     res.type("application/javascript").send(init);
   });
-  docs.use("/docs/assets", express.static(swaggerUi.getAbsoluteFSPath(), { index: false, maxAge: "1d" }));
+  docs.use("/docs/assets", express.static(assetsDir, { index: false, maxAge: "1d" }));
   return docs;
 }

@@ -32,7 +32,7 @@ export async function upsertCheckout(
 ): Promise<{ checkout: Checkout; created: boolean }> {
   const phone = requirePhone(input.customer.phone, store, "customer.");
   return inTransaction(db, async (trx) => {
-    const { row: customer } = await upsertCustomerIn(trx, store, input.customer, phone, options);
+    const { row: customer, jobs } = await upsertCustomerIn(trx, store, input.customer, phone, options);
     const { inserted, ...row } = await repo.upsertCheckout(trx, store.id, {
       external_id: input.external_id,
       customer_id: customer.id,
@@ -41,7 +41,7 @@ export async function upsertCheckout(
       ...presentOnly({ recovery_url: input.recovery_url }),
       ...sharedOptionalColumns(input),
     });
-    await triggers.checkoutWritten(trx, store, row, options);
+    await triggers.record(trx, [...jobs, ...(await triggers.checkoutJobs(trx, store, row, options))]);
     return { checkout: toCheckout(row), created: inserted };
   });
 }
@@ -60,7 +60,7 @@ export async function updateCheckout(
   const row = await inTransaction(db, async (trx) => {
     if (Object.keys(changes).length === 0) return repo.findCheckout(trx, store.id, externalId);
     const updated = await repo.updateCheckout(trx, store.id, externalId, changes);
-    if (updated) await triggers.checkoutWritten(trx, store, updated, options);
+    if (updated) await triggers.record(trx, await triggers.checkoutJobs(trx, store, updated, options));
     return updated;
   });
   if (!row) throw new AppError("CHECKOUT_NOT_FOUND");

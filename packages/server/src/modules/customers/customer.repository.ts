@@ -5,7 +5,6 @@ import { inSavepoint, now, textArray, wasInserted } from "../../db/sql.js";
 /** The fields an upsert writes; absent ones keep their stored value. */
 export type CustomerFields = {
   phone: string;
-  contact_id: number;
   first_name?: string | null;
   last_name?: string | null;
   email?: string | null;
@@ -15,25 +14,14 @@ export type CustomerFields = {
   orders_count?: number;
 };
 
-/** The store's messaging contact for this phone, created on first sight. */
-export async function upsertContact(db: Executor, storeId: number, phone: string): Promise<number> {
-  const row = await db
-    .insertInto("contacts")
-    .values({ store_id: storeId, phone })
-    // A no-op update, so that the existing row's id comes back too.
-    .onConflict((oc) => oc.columns(["store_id", "phone"]).doUpdateSet({ phone: (eb) => eb.ref("excluded.phone") }))
-    .returning("id")
-    .executeTakeFirstOrThrow();
-  return row.id;
-}
-
 /** The fields contact sync carries: a change to any of them is a new profile version. */
 const SYNCED = ["phone", "first_name", "last_name", "email", "locale", "tags", "lifetime_value", "orders_count"] as const;
 
 /**
- * Inserts or merges the active customer with this key in one statement, so
- * concurrent pushes of one new customer make exactly one row. The profile
- * version goes up only when a synced field really changes.
+ * Inserts or merges the active customer with this key, and its phone's
+ * messaging contact (created on first sight), in one statement: concurrent
+ * pushes of one new customer make exactly one customer and one contact. The
+ * profile version goes up only when a synced field really changes.
  */
 export async function upsertCustomer(
   db: Executor,
@@ -42,13 +30,26 @@ export async function upsertCustomer(
   fields: CustomerFields,
 ) {
   return db
+    .with("contact", (qb) =>
+      qb
+        .insertInto("contacts")
+        .values({ store_id: storeId, phone: fields.phone })
+        // A no-op update, so that an existing contact's id comes back too.
+        .onConflict((oc) => oc.columns(["store_id", "phone"]).doUpdateSet({ phone: (eb) => eb.ref("excluded.phone") }))
+        .returning("id"),
+    )
     .insertInto("customers")
-    .values({ store_id: storeId, ...key, ...fields })
+    .values((eb) => ({ store_id: storeId, ...key, ...fields, contact_id: eb.selectFrom("contact").select("id") }))
     .onConflict((oc) =>
       oc
         .columns(["store_id", "external_id"])
         .where("deleted_at", "is", null)
-        .doUpdateSet({ ...fields, updated_at: now(), profile_version: profileVersionAfter(fields) }),
+        .doUpdateSet((eb) => ({
+          ...fields,
+          contact_id: eb.ref("excluded.contact_id"),
+          updated_at: now(),
+          profile_version: profileVersionAfter(fields),
+        })),
     )
     .returningAll()
     .returning(wasInserted.as("inserted"))

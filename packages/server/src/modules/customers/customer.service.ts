@@ -2,6 +2,7 @@ import type { Customer, CustomerInput } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/auth.middleware.js";
 import * as triggers from "../../automations/triggers.js";
 import type { TriggerOptions } from "../../automations/triggers.js";
+import type { NewJob } from "../../automations/jobs.repository.js";
 import type { CustomerRow, Db, Executor } from "../../db/types.js";
 import { textArray } from "../../db/sql.js";
 import { inTransaction } from "../../db/transaction.js";
@@ -38,7 +39,8 @@ export function requirePhone(phone: string, store: StoreContext, pathPrefix = ""
   return result.e164;
 }
 
-export type UpsertedCustomer = { row: CustomerRow; created: boolean };
+/** The customer as stored, whether the upsert created it, and the automation jobs it calls for. */
+export type UpsertedCustomer = { row: CustomerRow; created: boolean; jobs: NewJob[] };
 
 /**
  * Upserts a customer inside the caller's transaction, by the key rule: its
@@ -51,12 +53,11 @@ export async function upsertCustomerIn(
   phone: string,
   options: TriggerOptions,
 ): Promise<UpsertedCustomer> {
-  const contactId = await repo.upsertContact(trx, store.id, phone);
   const key = input.external_id
     ? { external_id: input.external_id, keyed_by_phone: false }
     : { external_id: phone, keyed_by_phone: true };
 
-  const fields: repo.CustomerFields = { phone, contact_id: contactId };
+  const fields: repo.CustomerFields = { phone };
   if (input.first_name !== undefined) fields.first_name = input.first_name;
   if (input.last_name !== undefined) fields.last_name = input.last_name;
   if (input.email !== undefined) fields.email = input.email;
@@ -67,8 +68,7 @@ export async function upsertCustomerIn(
   if (input.orders_count !== undefined) fields.orders_count = input.orders_count ?? 0;
 
   const { inserted, ...row } = await repo.upsertCustomer(trx, store.id, key, fields);
-  await triggers.customerWritten(trx, store, row, options);
-  return { row, created: inserted };
+  return { row, created: inserted, jobs: triggers.customerJobs(store, row, options) };
 }
 
 export async function upsertCustomer(
@@ -78,7 +78,11 @@ export async function upsertCustomer(
   options: TriggerOptions,
 ): Promise<{ customer: Customer; created: boolean }> {
   const phone = requirePhone(input.phone, store);
-  const { row, created } = await inTransaction(db, (trx) => upsertCustomerIn(trx, store, input, phone, options));
+  const { row, created } = await inTransaction(db, async (trx) => {
+    const upserted = await upsertCustomerIn(trx, store, input, phone, options);
+    await triggers.record(trx, upserted.jobs);
+    return upserted;
+  });
   return { customer: toCustomer(row), created };
 }
 

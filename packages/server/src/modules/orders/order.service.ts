@@ -33,7 +33,7 @@ export async function upsertOrder(
 ): Promise<{ order: Order; created: boolean }> {
   const phone = requirePhone(input.customer.phone, store, "customer.");
   return inTransaction(db, async (trx) => {
-    const { row: customer } = await upsertCustomerIn(trx, store, input.customer, phone, options);
+    const { row: customer, jobs } = await upsertCustomerIn(trx, store, input.customer, phone, options);
     const { inserted, ...row } = await repo.upsertOrder(trx, store.id, {
       external_id: input.external_id,
       customer_id: customer.id,
@@ -42,7 +42,8 @@ export async function upsertOrder(
       ...presentOnly({ financial_status: input.financial_status, fulfillment_status: input.fulfillment_status }),
       ...sharedOptionalColumns(input),
     });
-    await triggers.orderWritten(trx, store, row, customer, inserted, options);
+    await triggers.orderPlaced(trx, store, row, customer);
+    await triggers.record(trx, [...jobs, ...triggers.orderJobs(store, row, inserted, options)]);
     return { order: toOrder(row), created: inserted };
   });
 }

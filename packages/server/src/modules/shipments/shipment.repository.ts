@@ -12,10 +12,10 @@ export type ShipmentWrite = {
 };
 
 /** The store's order with this external id, locked so it cannot vanish under the shipment. */
-export function findOrderId(db: Executor, storeId: number, orderExternalId: string) {
+export function findOrder(db: Executor, storeId: number, orderExternalId: string) {
   return db
     .selectFrom("orders")
-    .select("id")
+    .select(["id", "customer_id"])
     .where("store_id", "=", storeId)
     .where("external_id", "=", orderExternalId)
     .forKeyShare()

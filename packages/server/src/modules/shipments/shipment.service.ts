@@ -27,7 +27,7 @@ export async function upsertShipment(
   options: TriggerOptions,
 ): Promise<{ shipment: Shipment; created: boolean }> {
   return inTransaction(db, async (trx) => {
-    const order = await repo.findOrderId(trx, store.id, input.order_external_id);
+    const order = await repo.findOrder(trx, store.id, input.order_external_id);
     if (!order) {
       throw new AppError("SHIPMENT_ORDER_NOT_FOUND", [
         { path: "order_external_id", message: "no order of this store has this external_id" },
@@ -44,7 +44,7 @@ export async function upsertShipment(
       }),
       ...sharedOptionalColumns({ metadata: input.metadata }),
     });
-    await triggers.shipmentWritten(trx, store, row, options);
+    await triggers.record(trx, triggers.shipmentJobs(store, row, order.customer_id, options));
     return { shipment: toShipment(row), created: inserted };
   });
 }
