@@ -21,7 +21,11 @@ export async function startProcess(entry: "main.js" | "worker.js", env: Record<s
   child.stderr?.on("data", (chunk: Buffer) => (out += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
   const url = await new Promise<string | undefined>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${entry} did not start:\n${out}`)), 30_000);
+    const timer = setTimeout(() => {
+      // Never leave a process behind that did not start as expected.
+      child.kill("SIGKILL");
+      reject(new Error(`${entry} did not start:\n${out}`));
+    }, 30_000);
     const check = () => {
       const listening = /"url":"(http:[^"]+)","database":"\w+"(?:,"worker":\w+)?,"msg":"listening"/.exec(out);
       if (listening?.[1] || (entry === "worker.js" && out.includes('"msg":"worker started"'))) {

@@ -143,14 +143,31 @@ export type NewMessage = {
   provider: string;
 };
 
-/** The job's message, recorded once: a retried job finds and reuses the first one, with its id. */
-export async function recordMessage(db: Executor, message: NewMessage) {
-  await db
+/**
+ * The job's message, recorded once: a retried job finds and reuses the first
+ * one, with its id and content (the no-op update returns the existing row).
+ */
+export async function recordMessage(db: Executor, message: NewMessage, status: "pending" | "sent") {
+  return db
     .insertInto("messages")
-    .values({ ...message, content: JSON.stringify(message.content) })
-    .onConflict((oc) => oc.column("job_id").doNothing())
+    .values({ ...message, content: JSON.stringify(message.content), status, sent_at: status === "sent" ? now() : null })
+    .onConflict((oc) => oc.column("job_id").doUpdateSet({ job_id: (eb) => eb.ref("excluded.job_id") }))
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Marks the job's message sent and the job succeeded, in one statement. */
+export async function completeDelivery(db: Executor, job: Pick<JobRow, "id">, workerId: string): Promise<void> {
+  await db
+    .with("sent", (qb) =>
+      qb.updateTable("messages").set({ status: "sent", sent_at: now() }).where("job_id", "=", job.id).where("status", "=", "pending"),
+    )
+    .updateTable("automation_jobs")
+    .set({ status: "succeeded", last_error: null, locked_until: null, updated_at: now(), finished_at: now() })
+    .where("id", "=", job.id)
+    .where("status", "=", "running")
+    .where("locked_by", "=", workerId)
     .execute();
-  return db.selectFrom("messages").selectAll().where("job_id", "=", message.job_id).executeTakeFirstOrThrow();
 }
 
 export async function setMessageStatus(db: Executor, jobId: number, status: "sent" | "failed"): Promise<void> {

@@ -13,6 +13,12 @@ export type OutboundMessage = {
 
 export interface MessagingProvider {
   readonly name: string;
+  /**
+   * False when delivery is local bookkeeping (the database row is the message):
+   * the worker then delivers inside the job's transaction and finishes the job
+   * with it. True when delivery leaves the process and may fail or be slow.
+   */
+  readonly external: boolean;
   /** Throws when the message did not get through; the job is then retried with backoff. */
   deliver(message: OutboundMessage): Promise<void>;
 }
@@ -21,6 +27,7 @@ export interface MessagingProvider {
 export function recordingProvider(logger: Logger): MessagingProvider {
   return {
     name: "record",
+    external: false,
     async deliver(message) {
       logger.info({ messageId: message.id, storeId: message.store_id, flow: message.flow }, "message recorded");
     },
@@ -43,6 +50,7 @@ export function signPayload(secret: string, rawBody: string, timestamp: number):
 export function webhookProvider(options: { url: string; secret: string; timeoutMs: number }): MessagingProvider {
   return {
     name: "webhook",
+    external: true,
     async deliver(message) {
       const rawBody = JSON.stringify(message);
       const signature = signPayload(options.secret, rawBody, Math.floor(Date.now() / 1000));

@@ -1,12 +1,11 @@
 import { hostname } from "node:os";
 import type { Flow } from "@commerce-ingest/shared";
-import { textArray } from "../db/sql.js";
 import { inTransaction } from "../db/transaction.js";
 import type { Db, JobRow } from "../db/types.js";
 import type { Logger } from "../logger.js";
 import { formatTimestamp } from "../time.js";
 import { decide } from "./flows.js";
-import { claimJobs, finishJob, recordMessage, setMessageStatus } from "./jobs.repository.js";
+import { claimJobs, completeDelivery, finishJob, recordMessage, setMessageStatus } from "./jobs.repository.js";
 import type { MessagingProvider } from "./providers.js";
 
 export type WorkerOptions = {
@@ -47,59 +46,53 @@ export async function runJob(
       log.error("automation failed");
       return;
     }
-    const message = await inTransaction(db, async (trx) => {
+    const outcome = await inTransaction(db, async (trx) => {
       const decision = await decide(trx, job);
       if (!decision.send) {
         await finishJob(trx, job, workerId, { status: "cancelled", error: decision.reason });
-        return undefined;
+        return { kind: "nothing" as const, reason: decision.reason };
       }
-      const { customer } = decision;
-      if (decision.syncContact && customer.contact_id !== null) {
-        await trx
-          .updateTable("contacts")
-          .set({
-            first_name: customer.first_name,
-            last_name: customer.last_name,
-            email: customer.email,
-            locale: customer.locale,
-            tags: textArray(customer.tags),
-            lifetime_value: customer.lifetime_value,
-            orders_count: customer.orders_count,
-            synced_at: new Date(),
-          })
-          .where("id", "=", customer.contact_id)
-          .execute();
-      }
-      return recordMessage(trx, {
-        store_id: job.store_id,
-        job_id: job.id,
-        flow: job.flow as Flow,
-        customer_id: customer.id,
-        contact_id: customer.contact_id,
-        to_phone: customer.phone,
-        content: decision.content,
-        provider: provider.name,
-      });
-    });
-    if (!message) {
-      log.info("automation had nothing to send");
-      return;
-    }
-    if (message.status !== "sent") {
-      await provider.deliver({
+      const { recipient } = decision;
+      const message = await recordMessage(
+        trx,
+        {
+          store_id: job.store_id,
+          job_id: job.id,
+          flow: job.flow as Flow,
+          customer_id: recipient.id,
+          contact_id: recipient.contact_id,
+          to_phone: recipient.phone,
+          content: decision.content,
+          provider: provider.name,
+        },
+        provider.external ? "pending" : "sent",
+      );
+      const outbound = {
         id: message.id,
         store_id: message.store_id,
         flow: message.flow,
         to: message.to_phone,
         content: message.content,
         created_at: formatTimestamp(message.created_at),
-      });
-    }
-    await inTransaction(db, async (trx) => {
-      await setMessageStatus(trx, job.id, "sent");
+      };
+      if (provider.external) return { kind: "deliver" as const, outbound, alreadySent: message.status === "sent" };
+      // Local delivery: the message and the job's end commit together, exactly once.
+      await provider.deliver(outbound);
       await finishJob(trx, job, workerId, { status: "succeeded" });
+      return { kind: "done" as const, messageId: message.id };
     });
-    log.info({ messageId: message.id }, "automation succeeded");
+    if (outcome.kind === "nothing") {
+      log.info({ reason: outcome.reason }, "automation had nothing to send");
+      return;
+    }
+    if (outcome.kind === "deliver") {
+      // The message is recorded (with its stable id) before it leaves: a retry resends the same one.
+      if (!outcome.alreadySent) await provider.deliver(outcome.outbound);
+      await completeDelivery(db, job, workerId);
+      log.info({ messageId: outcome.outbound.id }, "automation succeeded");
+      return;
+    }
+    log.info({ messageId: outcome.messageId }, "automation succeeded");
   } catch (error) {
     const reason = describe(error);
     try {
