@@ -1,5 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
+import type { WorkerOptions } from "./automations/worker.js";
 
 /**
  * The only module that reads `process.env`. Everything the service can be told
@@ -47,14 +48,7 @@ export type Env = {
   shutdownTimeoutMs: number;
   seedDemo: boolean;
   runWorker: boolean;
-  worker: {
-    concurrency: number;
-    pollIntervalMs: number;
-    leaseSeconds: number;
-    maxAttempts: number;
-    backoffBaseMs: number;
-    backoffMaxMs: number;
-  };
+  worker: WorkerOptions;
   webhook: { url: string; secret: string; timeoutMs: number } | undefined;
 };
 

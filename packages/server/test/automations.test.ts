@@ -5,7 +5,7 @@ import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as tenants from "../src/auth/tenant.service.js";
 import { webhookProvider } from "../src/automations/providers.js";
-import { ADMIN_TOKEN, startTestServer, type TestServer } from "./helpers.js";
+import { ADMIN_TOKEN, refuseInserts, startTestServer, type TestServer } from "./helpers.js";
 
 let server: TestServer;
 let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;
@@ -274,15 +274,14 @@ describe("backfill", () => {
 
 describe("one transaction with the write", () => {
   it("a push that fails leaves no automation behind", async () => {
-    await sql`create or replace function refuse_order_auto() returns trigger language plpgsql as $$ begin raise exception 'refused'; end $$`.execute(server.db);
-    await sql`create trigger refuse_order_auto before insert on orders for each row when (new.external_id like 'nope-%') execute function refuse_order_auto()`.execute(server.db);
+    const restore = await refuseInserts(server.db, "orders", "nope-");
     try {
       const id = uid("never");
       const res = await push("orders", order(newPhone(), { external_id: uid("nope"), customer: { external_id: id, phone: newPhone() } }));
       expect(res.status).toBe(500);
       expect(await jobsFor("contact_sync", id)).toHaveLength(0);
     } finally {
-      await sql`drop trigger refuse_order_auto on orders`.execute(server.db);
+      await restore();
     }
   });
 });

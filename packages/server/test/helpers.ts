@@ -1,5 +1,6 @@
 import type { AddressInfo } from "node:net";
 import http from "node:http";
+import { sql } from "kysely";
 import pg from "pg";
 import { createRateLimiter, type RateLimitOptions } from "../src/auth/rate-limit.js";
 import { recordingProvider, type MessagingProvider } from "../src/automations/providers.js";
@@ -7,6 +8,7 @@ import { startWorker, type Worker, type WorkerOptions } from "../src/automations
 import * as tenants from "../src/auth/tenant.service.js";
 import { openDatabase, type DatabaseHandle } from "../src/db/index.js";
 import { migrateToLatest } from "../src/db/migrate.js";
+import type { Db } from "../src/db/types.js";
 import { createApp } from "../src/http/app.js";
 import { createLogger } from "../src/logger.js";
 
@@ -153,5 +155,20 @@ export async function startTestServer(
       server.closeAllConnections();
       if (created) await created.drop();
     },
+  };
+}
+
+/**
+ * Makes the database itself refuse inserts into `table` whose external_id starts
+ * with `prefix`: a failure in the middle of a request's transaction, after its
+ * earlier statements ran. Returns the function that removes it again.
+ */
+export async function refuseInserts(db: Db, table: "orders" | "checkouts" | "shipments", prefix: string): Promise<() => Promise<void>> {
+  const name = `refuse_${table}_${Math.random().toString(36).slice(2, 8)}`;
+  await sql.raw(`create function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused'; end $$`).execute(db);
+  await sql.raw(`create trigger ${name} before insert on ${table} for each row when (new.external_id like '${prefix}%') execute function ${name}()`).execute(db);
+  return async () => {
+    await sql.raw(`drop trigger ${name} on ${table}`).execute(db);
+    await sql.raw(`drop function ${name}()`).execute(db);
   };
 }

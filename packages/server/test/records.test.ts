@@ -1,6 +1,5 @@
-import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "./helpers.js";
+import { refuseInserts, startTestServer, type TestServer } from "./helpers.js";
 
 let server: TestServer;
 let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;
@@ -515,9 +514,8 @@ describe("concurrency", () => {
 
 describe("one request, one transaction", () => {
   it("an order the database refuses after its new customer was written leaves neither behind", async () => {
-    // A trigger makes the database fail the order insert, after the customer upsert ran in the same transaction.
-    await sql`create or replace function refuse_order() returns trigger language plpgsql as $$ begin raise exception 'refused'; end $$`.execute(server.db);
-    await sql`create trigger refuse_order before insert on orders for each row when (new.external_id like 'refuse-%') execute function refuse_order()`.execute(server.db);
+    // The database fails the order insert, after the customer upsert ran in the same transaction.
+    const restore = await refuseInserts(server.db, "orders", "refuse-");
     try {
       const customerId = uid("halfway");
       const body = order({ external_id: uid("refuse"), customer: { external_id: customerId, phone: "+14155550199" } });
@@ -527,7 +525,7 @@ describe("one request, one transaction", () => {
       expect(await count("orders", body.external_id)).toBe(0);
       expect(await count("customers", customerId)).toBe(0);
     } finally {
-      await sql`drop trigger refuse_order on orders`.execute(server.db);
+      await restore();
     }
   });
 });
