@@ -25,7 +25,7 @@ void wrong;
 `;
 
 describe("the packed SDK in a project outside the workspace", () => {
-  it("installs from the npm pack tarball and works from import and require, with types", { timeout: 180_000 }, async () => {
+  it("installs from the npm pack tarball and works from import and require, on Node 18 and this Node, with types", { timeout: 180_000 }, async () => {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), "sdk-consumer-"));
     const { stdout } = await run("npm", ["pack", "--silent", "--pack-destination", work], { cwd: sdkDir });
     const tarball = path.join(work, stdout.trim().split("\n").pop() ?? "");
@@ -34,7 +34,10 @@ describe("the packed SDK in a project outside the workspace", () => {
     const project = path.join(work, "consumer");
     fs.mkdirSync(project);
     fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true }));
-    await run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", tarball], { cwd: project, timeout: 150_000 });
+    // The oldest Node the SDK supports, from the npm registry's `node` package, beside the SDK.
+    await run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", tarball, "node@18"], { cwd: project, timeout: 150_000 });
+    const node18 = path.join(project, "node_modules/.bin/node");
+    expect((await run(node18, ["--version"])).stdout).toMatch(/^v18\./);
     const installed = JSON.parse(fs.readFileSync(path.join(project, "node_modules/@commerce-ingest/sdk/package.json"), "utf8"));
     expect(Object.keys(installed.dependencies)).toEqual(["zod"]);
 
@@ -51,10 +54,12 @@ console.log(JSON.stringify({ kind: "esm", error: error.name, client: typeof clie
 const client = new CommerceIngestClient({ apiKey: "k".repeat(24), baseUrl: "http://127.0.0.1:1", maxRetries: 0 });
 client.orders.update(1, "x", {}).catch((e) => console.log(JSON.stringify({ kind: "cjs", error: e.name, isConnection: e instanceof ConnectionError })));`,
     );
-    const esm = await run(process.execPath, ["esm.mjs"], { cwd: project });
-    expect(JSON.parse(esm.stdout)).toEqual({ kind: "esm", error: "ConnectionError", client: "function", verify: "function", v: "function" });
-    const cjs = await run(process.execPath, ["cjs.cjs"], { cwd: project });
-    expect(JSON.parse(cjs.stdout)).toEqual({ kind: "cjs", error: "ConnectionError", isConnection: true });
+    for (const node of [process.execPath, node18]) {
+      const esm = await run(node, ["esm.mjs"], { cwd: project });
+      expect(JSON.parse(esm.stdout)).toEqual({ kind: "esm", error: "ConnectionError", client: "function", verify: "function", v: "function" });
+      const cjs = await run(node, ["cjs.cjs"], { cwd: project });
+      expect(JSON.parse(cjs.stdout)).toEqual({ kind: "cjs", error: "ConnectionError", isConnection: true });
+    }
 
     fs.writeFileSync(path.join(project, "check.mts"), `import { CommerceIngestClient, type Order, type OrderInput, type UpsertResult } from "@commerce-ingest/sdk";\n${usage}`);
     fs.writeFileSync(path.join(project, "check.cts"), `import { CommerceIngestClient, type Order, type OrderInput, type UpsertResult } from "@commerce-ingest/sdk";\n${usage}`);
