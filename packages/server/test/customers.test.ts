@@ -130,6 +130,12 @@ describe("customer field bounds", () => {
 });
 
 describe("phone numbers to E.164", () => {
+  it("reports an impossible phone together with the other failing fields", async () => {
+    const res = await upsert({ external_id: uniqueId(), phone: "+1 555 000 0000", email: "nope", locale: "x".repeat(11) });
+    expect(res.status).toBe(422);
+    expect(res.body.details.map((d: { path: string }) => d.path).sort()).toEqual(["email", "locale", "phone"]);
+  });
+
   it("reads a national number in the store's default country", async () => {
     const res = await upsert({ phone: "415-555-2671" });
     expect(res.body.external_id).toBe("+14155552671");

@@ -128,6 +128,12 @@ describe("orders", () => {
     expect(res.body).toMatchObject({ external_id: "+14155550122", first_name: "Kim" });
   });
 
+  it("names the embedded customer's phone with every other failing field", async () => {
+    const res = await post("orders", order({ total_price: -1, customer: { phone: "12", email: "x" } }));
+    expect(res.status).toBe(422);
+    expect(res.body.details.map((d: { path: string }) => d.path).sort()).toEqual(["customer.email", "customer.phone", "total_price"]);
+  });
+
   it("names the embedded customer's phone problem on customer.phone and writes nothing", async () => {
     const body = order({ customer: { phone: "+1 555 000 0000" } });
     const res = await post("orders", body);

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { storeBodyProcedure } from "../../auth/auth.middleware.js";
 import { router } from "../../trpc.js";
 import { storeIdParam } from "../params.js";
+import { validateBody } from "../validate.js";
 import * as checkouts from "./checkout.service.js";
 
 const tags = ["checkouts"];
@@ -21,6 +22,7 @@ export const checkoutRouter = router({
         protect: true,
       },
     })
+    .use(validateBody(checkoutInputSchema, [["customer", "phone"]]))
     .input(checkoutInputSchema.extend({ store_id: storeIdParam }))
     .output(checkoutSchema)
     .mutation(async ({ ctx, input: { store_id: _storeId, ...body } }) => {

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { storeBodyProcedure, storeProcedure } from "../../auth/auth.middleware.js";
 import { router } from "../../trpc.js";
 import { storeIdParam } from "../params.js";
+import { validateBody } from "../validate.js";
 import * as customers from "./customer.service.js";
 
 const tags = ["customers"];
@@ -21,6 +22,7 @@ export const customerRouter = router({
         protect: true,
       },
     })
+    .use(validateBody(customerInputSchema, [["phone"]]))
     .input(customerInputSchema.extend({ store_id: storeIdParam }))
     .output(customerSchema)
     .mutation(async ({ ctx, input: { store_id: _storeId, ...body } }) => {

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { storeBodyProcedure } from "../../auth/auth.middleware.js";
 import { router } from "../../trpc.js";
 import { storeIdParam } from "../params.js";
+import { validateBody } from "../validate.js";
 import * as orders from "./order.service.js";
 
 const tags = ["orders"];
@@ -21,6 +22,7 @@ export const orderRouter = router({
         protect: true,
       },
     })
+    .use(validateBody(orderInputSchema, [["customer", "phone"]]))
     .input(orderInputSchema.extend({ store_id: storeIdParam }))
     .output(orderSchema)
     .mutation(async ({ ctx, input: { store_id: _storeId, ...body } }) => {
