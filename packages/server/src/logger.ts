@@ -11,3 +11,25 @@ export function createLogger(level: string): Logger {
     redact: { paths: ["authorization", "*.authorization", "headers.authorization", "key"], censor: "[redacted]" },
   });
 }
+
+/**
+ * An error as logs may keep it: its kind, code, message and stack, with quoted
+ * values taken out of the message. Database errors carry `detail`, `where`
+ * and messages that echo input (a customer's data); none of that is logged.
+ */
+export function errorForLog(error: unknown): Record<string, unknown> {
+  if (!(error instanceof Error)) return { message: "non-error thrown" };
+  const code = "code" in error ? String(error.code) : undefined;
+  const scrub = (text: string) => text.replace(/"[^"]*"|'[^']*'/g, '"…"').slice(0, 300);
+  return {
+    type: error.constructor.name,
+    ...(code ? { code } : {}),
+    message: scrub(error.message),
+    stack: error.stack ? [scrub(error.message), ...error.stack.split("\n").slice(1, 12)].join("\n") : undefined,
+  };
+}
+
+/** A path as logs may keep it: long digit runs (phone numbers used as ids) masked. */
+export function pathForLog(path: string): string {
+  return path.replace(/(?:%2B|\+)?\d{6,}/gi, "…");
+}

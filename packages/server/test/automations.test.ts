@@ -244,11 +244,26 @@ describe("erased customers", () => {
     const id = uid("gone");
     await push("orders", order(phone, { customer: { external_id: id, phone } }));
     await settled();
+    const customer = await server.db.selectFrom("customers").select("id").where("external_id", "=", id).executeTakeFirstOrThrow();
     await server.request("DELETE", `/api/v1/stores/${tenant.store.id}/customers/${id}`, { key: tenant.key });
     const sent = await server.db.selectFrom("messages").select(["to_phone", "content"]).where("to_phone", "=", phone).execute();
     expect(sent).toHaveLength(0);
-    const redacted = await messagesFor("contact_sync", id);
-    expect(redacted[0]).toMatchObject({ to_phone: null, content: { redacted: true } });
+    const redacted = await server.db.selectFrom("messages").select(["to_phone", "content"]).where("customer_id", "=", customer.id).execute();
+    expect(redacted.length).toBeGreaterThanOrEqual(2);
+    for (const message of redacted) expect(message).toEqual({ to_phone: null, content: { redacted: true } });
+  });
+
+  it("leave no phone behind: a phone-keyed customer's runs lose their id, a shared contact loses the synced profile", async () => {
+    const phone = newPhone();
+    await push("customers", { phone, first_name: "Shared", lifetime_value: 50 });
+    await push("customers", { external_id: uid("other"), phone });
+    await settled();
+    const contact = await server.db.selectFrom("contacts").selectAll().where("store_id", "=", tenant.store.id).where("phone", "=", phone).executeTakeFirstOrThrow();
+    expect(contact.synced_at).not.toBeNull();
+    await server.request("DELETE", `/api/v1/stores/${tenant.store.id}/customers/${encodeURIComponent(phone)}`, { key: tenant.key });
+    expect(await jobsFor("contact_sync", phone)).toHaveLength(0);
+    const after = await server.db.selectFrom("contacts").selectAll().where("id", "=", contact.id).executeTakeFirstOrThrow();
+    expect(after).toMatchObject({ first_name: null, lifetime_value: 0, tags: [], synced_at: null });
   });
 });
 

@@ -1,7 +1,8 @@
 import { validate } from "@readme/openapi-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase } from "../src/db/index.js";
-import { startTestServer, testDb, type TestServer } from "./helpers.js";
+import { pino } from "pino";
+import { refuseInserts, startTestServer, testDb, type TestServer } from "./helpers.js";
 
 let server: TestServer;
 let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;
@@ -69,6 +70,66 @@ describe("error envelope", () => {
       expect(res.status).toBeGreaterThanOrEqual(400);
       expect(res.headers.get("content-type")).toMatch(/^application\/json/);
       expect(Object.keys(res.body).sort()).toEqual(res.status === 422 ? ["details", "error"] : ["error"]);
+    }
+  });
+});
+
+describe("the service's own paths", () => {
+  it("answer other methods with 405 and Allow", async () => {
+    for (const path of ["/healthz", "/readyz", "/api/v1/openapi.json", "/docs"]) {
+      const res = await server.request("POST", path, { body: {} });
+      expect(res.status).toBe(405);
+      expect(res.body).toEqual({ error: "Method not allowed" });
+      expect(res.headers.get("allow")).toBe("GET, HEAD");
+    }
+  });
+});
+
+describe("compressed bodies", () => {
+  it("a broken gzip body is 400 Malformed JSON body", async () => {
+    const res = await server.request("POST", `/api/v1/stores/${tenant.store.id}/customers`, {
+      key: tenant.key,
+      rawBody: Buffer.from("definitely not gzip"),
+      headers: { "Content-Encoding": "gzip" },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: "Malformed JSON body" });
+  });
+
+  it("a gzip body is read", async () => {
+    const { gzipSync } = await import("node:zlib");
+    const res = await server.request("POST", `/api/v1/stores/${tenant.store.id}/customers`, {
+      key: tenant.key,
+      rawBody: gzipSync(JSON.stringify({ external_id: "gzipped", phone: "+14155552671" })),
+      headers: { "Content-Encoding": "gzip" },
+    });
+    expect(res.status).toBe(201);
+  });
+});
+
+describe("logs", () => {
+  it("keep no key, body, phone or input value, even when a request fails in the database", async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: "info" }, { write: (line: string) => lines.push(line) });
+    const logged = await startTestServer({ logger, database: server.handle });
+    const restore = await refuseInserts(server.db, "orders", "logtest-");
+    try {
+      const secret = "Lovelace-4242";
+      await logged.request("POST", `/api/v1/stores/${tenant.store.id}/customers`, { key: tenant.key, body: { phone: "+14155550142", last_name: secret } });
+      await logged.request("PUT", `/api/v1/stores/${tenant.store.id}/customers/%2B14155550142`, { key: tenant.key });
+      await logged.request("GET", `/nowhere/%2B14155550142`);
+      const failed = await logged.request("POST", `/api/v1/stores/${tenant.store.id}/orders`, {
+        key: tenant.key,
+        body: { external_id: "logtest-1", placed_at: "2026-11-22T10:00:00Z", total_price: 1, customer: { phone: "+14155550142", last_name: secret } },
+      });
+      expect(failed.status).toBe(500);
+      const all = lines.join("\n");
+      expect(lines.length).toBeGreaterThanOrEqual(5);
+      expect(all).toContain('"msg":"request failed"');
+      for (const forbidden of [tenant.key, secret, "4155550142", "logtest-1", "Authorization"]) expect(all).not.toContain(forbidden);
+    } finally {
+      await restore();
+      await logged.close();
     }
   });
 });

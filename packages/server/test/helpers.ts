@@ -10,7 +10,7 @@ import { openDatabase, type DatabaseHandle } from "../src/db/index.js";
 import { migrateToLatest } from "../src/db/migrate.js";
 import type { Db } from "../src/db/types.js";
 import { createApp } from "../src/http/app.js";
-import { createLogger } from "../src/logger.js";
+import { createLogger, type Logger } from "../src/logger.js";
 
 export const testDb = process.env.TEST_DB === "postgres" ? "postgres" : "embedded";
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
@@ -84,6 +84,7 @@ export async function startTestServer(
     database?: DatabaseHandle;
     /** Runs an automation worker in this process, as the server does by default. */
     worker?: Partial<WorkerOptions> & { provider?: MessagingProvider };
+    logger?: Logger;
   } = {},
 ) {
   let created: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
@@ -94,7 +95,7 @@ export async function startTestServer(
     created = await createTestDatabase();
     handle = created.handle;
   }
-  const logger = createLogger(process.env.TEST_LOG_LEVEL ?? "silent");
+  const logger = options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? "silent");
   let worker: Worker | undefined;
   if (options.worker) {
     const { provider = recordingProvider(logger), ...workerOptions } = options.worker;

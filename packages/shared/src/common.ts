@@ -32,7 +32,9 @@ export const lineItemsSchema = z.array(z.record(z.string(), z.unknown())).max(LI
 /** ISO 8601 with `Z` or a numeric offset; a date-time without a zone is ambiguous and refused. */
 export const timestampSchema = z.iso
   .datetime({ offset: true })
-  .refine((value) => !value.startsWith("0000"), { message: "must be a date-time from year 0001 on" });
+  .refine((value) => !value.startsWith("0000"), { message: "must be a date-time from year 0001 on" })
+  // Real offsets lie within -12:00..+14:00; PostgreSQL refuses anything from ±16:00 on.
+  .refine((value) => Number(/([+-])(\d{2}):\d{2}$/.exec(value)?.[2] ?? 0) <= 15, { message: "must have a UTC offset between -15:59 and +15:59" });
 
 export const currencySchema = z.string().regex(/^[A-Za-z]{3}$/, "must be a three-letter ISO 4217 code");
 

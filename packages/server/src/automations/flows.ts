@@ -31,7 +31,9 @@ function recipient(row: CustomerColumns): Recipient | undefined {
 /**
  * Each flow looks at the records as they are now, not as they were when the
  * job was recorded: an erased customer, a recovered checkout or a newer status
- * turns the job into "nothing to send". One query per flow reads all it needs.
+ * turns the job into "nothing to send". One query per flow reads all it needs,
+ * and holds the customer's row so an erasure waits for the job's transaction to
+ * end (and then redacts its message) rather than slipping in between.
  */
 const FLOW_HANDLERS: Record<Flow, (trx: Executor, job: JobRow) => Promise<FlowDecision>> = {
   async post_purchase(trx, job) {
@@ -40,6 +42,7 @@ const FLOW_HANDLERS: Record<Flow, (trx: Executor, job: JobRow) => Promise<FlowDe
       .innerJoin("customers as cu", "cu.id", "o.customer_id")
       .select(["o.external_id", "o.total_price", "o.currency", "o.placed_at", ...customerColumns])
       .where("o.id", "=", job.record_id)
+      .forKeyShare("cu")
       .executeTakeFirst();
     if (!row) return skip("the order no longer exists");
     const to = recipient(row);
@@ -74,7 +77,7 @@ const FLOW_HANDLERS: Record<Flow, (trx: Executor, job: JobRow) => Promise<FlowDe
           .as("ordered_since"),
       )
       .where("c.id", "=", job.record_id)
-      .forUpdate("c")
+      .forUpdate(["c", "cu"])
       .executeTakeFirst();
     if (!row) return skip("the checkout no longer exists");
     if (row.status !== "abandoned") return skip(`the checkout became ${row.status}`);
@@ -94,7 +97,7 @@ const FLOW_HANDLERS: Record<Flow, (trx: Executor, job: JobRow) => Promise<FlowDe
   },
 
   async contact_sync(trx, job) {
-    const customer = await trx.selectFrom("customers").selectAll().where("id", "=", job.record_id).executeTakeFirst();
+    const customer = await trx.selectFrom("customers").selectAll().where("id", "=", job.record_id).forKeyShare().executeTakeFirst();
     if (!customer || customer.deleted_at !== null || customer.contact_id === null) return skip(ERASED);
     if (customer.profile_version !== job.payload.profile_version) return skip("a later change superseded this one");
     const profile = {
@@ -126,6 +129,7 @@ const FLOW_HANDLERS: Record<Flow, (trx: Executor, job: JobRow) => Promise<FlowDe
       .innerJoin("customers as cu", "cu.id", "o.customer_id")
       .select(["s.external_id", "s.status", "s.carrier", "s.tracking_number", "s.tracking_url", "o.external_id as order_external_id", ...customerColumns])
       .where("s.id", "=", job.record_id)
+      .forKeyShare("cu")
       .executeTakeFirst();
     if (!row) return skip("the shipment no longer exists");
     if (row.status !== job.payload.status) return skip("a later status superseded this one");

@@ -179,12 +179,21 @@ export async function setMessageStatus(db: Executor, jobId: number, status: "sen
     .execute();
 }
 
-/** After an erasure: what was sent stays counted, but no longer says to whom or what. */
+/**
+ * After an erasure: what was sent and run stays counted, but no longer says to
+ * whom or what (a phone-keyed customer's id is its phone, so it goes too).
+ */
 export async function redactCustomerMessages(db: Executor, customerId: number): Promise<void> {
   await db
     .updateTable("messages")
     .set({ to_phone: null, content: JSON.stringify({ redacted: true }) })
     .where("customer_id", "=", customerId)
+    .execute();
+  await db
+    .updateTable("automation_jobs")
+    .set({ record_external_id: "(erased)" })
+    .where("customer_id", "=", customerId)
+    .where("record_type", "=", "customer")
     .execute();
 }
 

@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import type { Flow } from "@commerce-ingest/shared";
 import { inTransaction } from "../db/transaction.js";
 import type { Db, JobRow } from "../db/types.js";
-import type { Logger } from "../logger.js";
+import { errorForLog, type Logger } from "../logger.js";
 import { formatTimestamp } from "../time.js";
 import { decide } from "./flows.js";
 import { claimJobs, completeDelivery, finishJob, recordMessage, setMessageStatus } from "./jobs.repository.js";
@@ -28,6 +28,12 @@ export function backoffMs(attempt: number, options: Pick<WorkerOptions, "backoff
 function describe(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
   return text.slice(0, 1000);
+}
+
+async function customerErased(db: Db, customerId: number | null): Promise<boolean> {
+  if (customerId === null) return true;
+  const customer = await db.selectFrom("customers").select("deleted_at").where("id", "=", customerId).executeTakeFirst();
+  return !customer || customer.deleted_at !== null;
 }
 
 /** Runs one claimed job to an outcome; never throws. */
@@ -75,7 +81,7 @@ export async function runJob(
         content: message.content,
         created_at: formatTimestamp(message.created_at),
       };
-      if (provider.external) return { kind: "deliver" as const, outbound, alreadySent: message.status === "sent" };
+      if (provider.external) return { kind: "deliver" as const, outbound, customerId: message.customer_id, alreadySent: message.status === "sent" };
       // Local delivery: the message and the job's end commit together, exactly once.
       await provider.deliver(outbound);
       await finishJob(trx, job, workerId, { status: "succeeded" });
@@ -87,7 +93,15 @@ export async function runJob(
     }
     if (outcome.kind === "deliver") {
       // The message is recorded (with its stable id) before it leaves: a retry resends the same one.
-      if (!outcome.alreadySent) await provider.deliver(outcome.outbound);
+      if (!outcome.alreadySent) {
+        if (await customerErased(db, outcome.customerId)) {
+          await finishJob(db, job, workerId, { status: "cancelled", error: "the customer was erased" });
+          await setMessageStatus(db, job.id, "failed");
+          log.info("automation had nothing to send: the customer was erased");
+          return;
+        }
+        await provider.deliver(outcome.outbound);
+      }
       await completeDelivery(db, job, workerId);
       log.info({ messageId: outcome.outbound.id }, "automation succeeded");
       return;
@@ -99,15 +113,15 @@ export async function runJob(
       if (job.attempts >= options.maxAttempts) {
         await finishJob(db, job, workerId, { status: "failed", error: reason });
         await setMessageStatus(db, job.id, "failed");
-        log.error({ err: error }, "automation failed");
+        log.error({ err: errorForLog(error) }, "automation failed");
       } else {
         const retryInMs = backoffMs(job.attempts, options);
         await finishJob(db, job, workerId, { status: "pending", error: reason, retryInMs });
-        log.warn({ err: error, retryInMs }, "automation will be retried");
+        log.warn({ err: errorForLog(error), retryInMs }, "automation will be retried");
       }
     } catch (bookkeeping) {
       // The lease runs out and another worker takes the job again: nothing is lost.
-      log.error({ err: bookkeeping }, "could not record the automation's outcome");
+      log.error({ err: errorForLog(bookkeeping) }, "could not record the automation's outcome");
     }
   }
 }
@@ -138,12 +152,12 @@ export function startWorker(deps: { db: Db; logger: Logger; provider: MessagingP
       try {
         jobs = await claimJobs(deps.db, id, options.leaseSeconds, options.concurrency);
       } catch (error) {
-        logger.warn({ err: error }, "could not claim jobs");
+        logger.warn({ err: errorForLog(error) }, "could not claim jobs");
       }
       if (jobs.length > 0) {
         // runJob settles every job itself; a rejection here would be a bug, and must not stop the loop.
         const results = await Promise.allSettled(jobs.map((job) => runJob({ ...deps, logger, workerId: id }, options, job)));
-        for (const result of results) if (result.status === "rejected") logger.error({ err: result.reason }, "job runner failed");
+        for (const result of results) if (result.status === "rejected") logger.error({ err: errorForLog(result.reason) }, "job runner failed");
       } else if (running) {
         await sleep(options.pollIntervalMs);
       }

@@ -5,6 +5,7 @@ import { isDatabaseUnavailable } from "../db/index.js";
 import { appRouter } from "../router.js";
 import { createCallerFactory } from "../trpc.js";
 import { createDocsRouter } from "./docs.js";
+import { errorForLog, pathForLog } from "../logger.js";
 import { sendErrorCode } from "./errors.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import { createRestRouter } from "./rest.js";
@@ -47,7 +48,7 @@ export function createApp(services: Services, options: AppOptions): express.Expr
       // The route template, not the path: a path can carry a phone number, which logs must not keep.
       const route = typeof res.locals.route === "string" ? res.locals.route : undefined;
       services.logger.info(
-        { requestId, method: req.method, path: route ?? req.path, status: res.statusCode, latencyMs },
+        { requestId, method: req.method, path: route ?? pathForLog(req.path), status: res.statusCode, latencyMs },
         "request",
       );
     });
@@ -71,6 +72,10 @@ export function createApp(services: Services, options: AppOptions): express.Expr
     res.json(openApiDocument);
   });
   app.use(createDocsRouter());
+  // The service's own paths answer other methods like the API's do: 405 with Allow.
+  for (const path of ["/healthz", "/readyz", "/api/v1/openapi.json", "/docs"]) {
+    app.all(path, (req, res, next) => (req.method === "GET" || req.method === "HEAD" ? next() : sendErrorCode(res, "METHOD_NOT_ALLOWED", { Allow: "GET, HEAD" })));
+  }
 
   // Any body is buffered (up to the limit, 413 past it, before authentication so a huge body is never read);
   // JSON parsing waits until the procedure has authorized the caller.
@@ -88,7 +93,7 @@ export function createApp(services: Services, options: AppOptions): express.Expr
         }),
       onUnexpectedError: (error, req, res) => {
         const level = isDatabaseUnavailable(error) ? "warn" : "error";
-        services.logger[level]({ requestId: res.locals.requestId, err: error, method: req.method }, "request failed");
+        services.logger[level]({ requestId: res.locals.requestId, err: errorForLog(error), method: req.method }, "request failed");
       },
     }),
   );
@@ -105,8 +110,10 @@ export function createApp(services: Services, options: AppOptions): express.Expr
     if (type === "encoding.unsupported" || type === "charset.unsupported") return sendErrorCode(res, "UNSUPPORTED_MEDIA_TYPE");
     if (type === "request.aborted" || type === "request.size.invalid") return sendErrorCode(res, "MALFORMED_JSON");
     // A path whose percent-encoding cannot be decoded names nothing here.
-    if (error instanceof URIError || status === 400) return sendErrorCode(res, "NOT_FOUND");
-    services.logger.error({ requestId: res.locals.requestId, err: error, method: req.method }, "request failed");
+    if (error instanceof URIError) return sendErrorCode(res, "NOT_FOUND");
+    // Any other 400 from reading the body (a broken gzip or deflate stream, say) is a body that cannot be parsed.
+    if (status === 400) return sendErrorCode(res, "MALFORMED_JSON");
+    services.logger.error({ requestId: res.locals.requestId, err: errorForLog(error), method: req.method }, "request failed");
     sendErrorCode(res, "INTERNAL");
   });
 

@@ -1,6 +1,7 @@
 import type { Request } from "express";
 import type { ErrorDetail } from "@commerce-ingest/shared";
 import { AppError } from "../errors.js";
+import { unstorableText } from "../text.js";
 
 export const MAX_JSON_DEPTH = 32;
 
@@ -8,13 +9,14 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * Finds what PostgreSQL cannot store, so it is a 422 on the field rather than a
- * failed write: the NUL character (text and jsonb refuse it), and nesting
- * deeper than any real payload needs.
+ * failed write: NUL characters and lone surrogates, and nesting deeper than
+ * any real payload needs.
  */
 function unstorable(value: unknown, path: string[], details: ErrorDetail[]): void {
   if (details.length >= 20) return;
   if (typeof value === "string") {
-    if (value.includes("\u0000")) details.push({ path: path.join("."), message: "must not contain the NUL character" });
+    const problem = unstorableText(value);
+    if (problem) details.push({ path: path.join("."), message: problem });
     return;
   }
   if (typeof value !== "object" || value === null) return;
@@ -23,7 +25,8 @@ function unstorable(value: unknown, path: string[], details: ErrorDetail[]): voi
     return;
   }
   for (const [key, inner] of Object.entries(value)) {
-    if (key.includes("\u0000")) details.push({ path: [...path, key].join("."), message: "must not contain the NUL character" });
+    const problem = unstorableText(key);
+    if (problem) details.push({ path: [...path, key].join("."), message: problem });
     unstorable(inner, [...path, key], details);
   }
 }

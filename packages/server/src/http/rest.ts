@@ -85,7 +85,9 @@ export function createRestRouter(options: RestAdapterOptions): express.Router {
   }
 
   for (const [expressPath, methods] of methodsByPath) {
+    const documented = routes.find((route) => route.path.replace(/\{(\w+)\}/g, ":$1") === expressPath)?.path;
     restRouter.all(expressPath, (_req, res) => {
+      res.locals.route = documented;
       sendErrorCode(res, "METHOD_NOT_ALLOWED", { Allow: methods.join(", ") });
     });
   }

@@ -6,6 +6,7 @@ import { inTransaction } from "../../db/transaction.js";
 import type { CheckoutRow, Db } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
+import { unstorableText } from "../../text.js";
 import { formatTimestamp } from "../../time.js";
 import { requirePhone, upsertCustomerIn } from "../customers/customer.service.js";
 import { presentOnly, sharedOptionalColumns } from "../fields.js";
@@ -57,6 +58,8 @@ export async function updateCheckout(
     ...presentOnly({ status: patch.status, recovery_url: patch.recovery_url }),
     ...sharedOptionalColumns({ tags: patch.tags, metadata: patch.metadata }),
   };
+  // No stored checkout can have an id PostgreSQL cannot store.
+  if (unstorableText(externalId)) throw new AppError("CHECKOUT_NOT_FOUND");
   const row = await inTransaction(db, async (trx) => {
     if (Object.keys(changes).length === 0) return repo.findCheckout(trx, store.id, externalId);
     const updated = await repo.updateCheckout(trx, store.id, externalId, changes);

@@ -96,7 +96,15 @@ export async function eraseCustomer(db: Executor, storeId: number, externalId: s
     .where("id", "=", customer.id)
     .execute();
 
-  if (customer.contact_id !== null) await deleteContactIfUnused(db, customer.contact_id);
+  if (customer.contact_id !== null) {
+    // A contact shared with another customer stays, but not with the profile this one may have synced to it.
+    await db
+      .updateTable("contacts")
+      .set({ first_name: null, last_name: null, email: null, locale: null, tags: textArray([]), lifetime_value: 0, orders_count: 0, synced_at: null })
+      .where("id", "=", customer.contact_id)
+      .execute();
+    await deleteContactIfUnused(db, customer.contact_id);
+  }
   return customer.id;
 }
 

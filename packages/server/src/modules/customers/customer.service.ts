@@ -7,6 +7,7 @@ import type { CustomerRow, Db, Executor } from "../../db/types.js";
 import { textArray } from "../../db/sql.js";
 import { inTransaction } from "../../db/transaction.js";
 import { AppError } from "../../errors.js";
+import { unstorableText } from "../../text.js";
 import * as repo from "./customer.repository.js";
 import { normalizePhone } from "./phone.js";
 
@@ -88,6 +89,8 @@ export async function upsertCustomer(
 
 /** Erasure is idempotent: an unknown or already erased customer is not an error. */
 export async function eraseCustomer(db: Db, store: StoreContext, externalId: string): Promise<void> {
+  // An id PostgreSQL cannot store names no customer: nothing to erase.
+  if (unstorableText(externalId)) return;
   await inTransaction(db, async (trx) => {
     const erased = await repo.eraseCustomer(trx, store.id, externalId);
     if (erased !== undefined) await triggers.customerErased(trx, erased);

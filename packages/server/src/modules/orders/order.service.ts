@@ -6,6 +6,7 @@ import { inTransaction } from "../../db/transaction.js";
 import type { Db, OrderRow } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
+import { unstorableText } from "../../text.js";
 import { formatTimestamp } from "../../time.js";
 import { requirePhone, upsertCustomerIn } from "../customers/customer.service.js";
 import { presentOnly, sharedOptionalColumns } from "../fields.js";
@@ -54,6 +55,8 @@ export async function updateOrder(db: Db, store: StoreContext, externalId: strin
     ...presentOnly({ financial_status: patch.financial_status, fulfillment_status: patch.fulfillment_status }),
     ...sharedOptionalColumns({ tags: patch.tags, metadata: patch.metadata }),
   };
+  // No stored order can have an id PostgreSQL cannot store.
+  if (unstorableText(externalId)) throw new AppError("ORDER_NOT_FOUND");
   const row = await inTransaction(db, (trx) =>
     Object.keys(changes).length === 0 ? repo.findOrder(trx, store.id, externalId) : repo.updateOrder(trx, store.id, externalId, changes),
   );
