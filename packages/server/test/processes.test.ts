@@ -1,10 +1,11 @@
 import { execFile } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { createTestDatabase, testDb } from "./helpers.js";
-import { distFile, startProcess, stopAll, tempDir, type Proc } from "./processes.js";
+import { distFile, operator, startProcess, stopAll, tempDir, type Proc } from "./processes.js";
 
 const run = promisify(execFile);
 const adminJs = distFile("admin.js");
@@ -64,6 +65,50 @@ describe.runIf(testDb === "embedded")("first start on the embedded database", ()
     expect(await again.exited).toBe(0);
   });
 });
+
+describe("graceful shutdown", () => {
+  it("SIGTERM stops accepting, lets a request in flight finish, and exits 0", async () => {
+    const database = testDb === "postgres" ? await createTestDatabase() : undefined;
+    try {
+      await shutdownWhileInFlight(database ? { DATA_DIR: tempDir(), DATABASE_URL: database.url ?? "" } : { DATA_DIR: tempDir() });
+    } finally {
+      await database?.drop();
+    }
+  });
+});
+
+async function shutdownWhileInFlight(env: Record<string, string>) {
+  const admin = "shutdown-test-admin-token";
+  const server = await startServer({ ...env, SEED_DEMO: "false", ADMIN_TOKEN: admin });
+  const team = await operator(server.url, admin, "POST", "/admin/v1/teams", { name: "t" });
+  const store = await operator(server.url, admin, "POST", "/admin/v1/stores", { team_id: team.id, name: "s", country: "US" });
+  const key = await operator(server.url, admin, "POST", "/admin/v1/keys", { team_id: team.id, name: "k" });
+
+  // Half a body goes out, then the signal, then the rest: the request was in flight when SIGTERM came.
+  const body = JSON.stringify({ external_id: "in-flight", phone: "+14155552671" });
+  const { port } = new URL(server.url);
+  const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const req = http.request(
+      { host: "127.0.0.1", port, method: "POST", path: `/api/v1/stores/${String(store.id)}/customers`, headers: { Authorization: `Bearer ${String(key.key)}`, "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body) } },
+      (res) => {
+        let text = "";
+        res.on("data", (chunk: Buffer) => (text += chunk.toString()));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
+    req.on("error", reject);
+    req.write(body.slice(0, 10));
+    setTimeout(() => {
+      server.child.kill("SIGTERM");
+      setTimeout(() => req.end(body.slice(10)), 300);
+    }, 200);
+  });
+  const result = await answer;
+  expect(result.status).toBe(201);
+  expect(JSON.parse(result.text)).toMatchObject({ external_id: "in-flight" });
+  expect(await server.exited).toBe(0);
+  await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+}
 
 describe("the admin command line", () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
