@@ -1,17 +1,8 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
+import type { WebhookMessage } from "@commerce-ingest/shared";
 import { CommerceIngestError } from "./errors.js";
 
-/** A message as the service's messaging webhook sends it. */
-export type WebhookMessage = {
-  /** Stable across retries: drop a message whose id you have already handled. */
-  id: string;
-  store_id: number;
-  flow: "post_purchase" | "checkout_recovery" | "contact_sync" | "shipping_notification";
-  /** The contact's E.164 phone. */
-  to: string | null;
-  content: Record<string, unknown>;
-  created_at: string;
-};
+export type { WebhookMessage } from "@commerce-ingest/shared";
 
 export class WebhookVerificationError extends CommerceIngestError {
   override readonly name = "WebhookVerificationError";

@@ -92,3 +92,17 @@ export const activitySchema = z.object({
 export type AutomationRun = z.infer<typeof automationRunSchema>;
 export type Message = z.infer<typeof messageSchema>;
 export type Activity = z.infer<typeof activitySchema>;
+
+/** A message as the messaging webhook delivers it (the body the signature covers). */
+export const webhookMessageSchema = z.object({
+  /** Stable across retries: a receiver drops a message whose id it has already handled. */
+  id: z.string(),
+  store_id: z.number().int(),
+  flow: z.enum(FLOWS),
+  /** The contact's E.164 phone. */
+  to: z.string().nullable(),
+  content: z.record(z.string(), z.unknown()),
+  created_at: z.string(),
+});
+
+export type WebhookMessage = z.infer<typeof webhookMessageSchema>;

@@ -1,15 +1,9 @@
 import { createHmac } from "node:crypto";
+import type { WebhookMessage } from "@commerce-ingest/shared";
 import type { Logger } from "../logger.js";
 
 /** A message as it leaves the service, in whichever way the provider carries it. */
-export type OutboundMessage = {
-  id: string;
-  store_id: number;
-  flow: string;
-  to: string | null;
-  content: unknown;
-  created_at: string;
-};
+export type OutboundMessage = WebhookMessage;
 
 export interface MessagingProvider {
   readonly name: string;

@@ -6,7 +6,7 @@ import { errorForLog, type Logger } from "../logger.js";
 import { formatTimestamp } from "../time.js";
 import { decide } from "./flows.js";
 import { claimJobs, completeDelivery, finishJob, recordMessage, setMessageStatus } from "./jobs.repository.js";
-import type { MessagingProvider } from "./providers.js";
+import type { MessagingProvider, OutboundMessage } from "./providers.js";
 
 export type WorkerOptions = {
   concurrency: number;
@@ -73,12 +73,12 @@ export async function runJob(
         },
         provider.external ? "pending" : "sent",
       );
-      const outbound = {
+      const outbound: OutboundMessage = {
         id: message.id,
         store_id: message.store_id,
-        flow: message.flow,
+        flow: message.flow as Flow,
         to: message.to_phone,
-        content: message.content,
+        content: message.content as Record<string, unknown>,
         created_at: formatTimestamp(message.created_at),
       };
       if (provider.external) return { kind: "deliver" as const, outbound, customerId: message.customer_id, alreadySent: message.status === "sent" };
