@@ -192,6 +192,8 @@ describe("OpenAPI document", () => {
     expect(Object.keys(customers.responses)).toEqual(expect.arrayContaining(["201", "200", "401", "403", "404", "413", "415", "422", "429"]));
     expect(customers.responses["422"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Error" });
     expect(customers.security).toEqual([{ bearerAuth: [] }]);
+    expect(customers.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(expect.arrayContaining(["path:store_id", "header:X-Request-Id", "header:X-Backfill"]));
+    expect(customers.responses["201"].headers).toHaveProperty("X-Request-Id");
     const erase = document.paths["/api/v1/stores/{store_id}/customers/{external_id}"].delete;
     expect(Object.keys(erase.responses)).toContain("204");
     expect(erase.responses["200"]).toBeUndefined();

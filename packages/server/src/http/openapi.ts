@@ -2,7 +2,23 @@ import { ERRORS, errorBodySchema, type ErrorCode } from "@commerce-ingest/shared
 import type { AnyRouter } from "@trpc/server";
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 
-type Operation = { responses?: Record<string, unknown>; requestBody?: unknown; security?: unknown };
+type Operation = { responses?: Record<string, unknown>; requestBody?: unknown; security?: unknown; parameters?: Array<Record<string, unknown>> };
+
+const requestIdHeader = {
+  in: "header",
+  name: "X-Request-Id",
+  required: false,
+  description: "Your id for this request (printable ASCII, at most 128 characters); echoed in the response and the logs. One is made when absent.",
+  schema: { type: "string", maxLength: 128 },
+};
+const backfillHeader = {
+  in: "header",
+  name: "X-Backfill",
+  required: false,
+  description: "`true` for historical data: stored as usual, but no automation is triggered. Any value but `false` or `0` counts.",
+  schema: { type: "string", example: "true" },
+};
+const requestIdResponseHeader = { "X-Request-Id": { description: "The request's id: yours, or a new one", schema: { type: "string" } } };
 
 const errorRef = { $ref: "#/components/schemas/Error" };
 
@@ -63,8 +79,18 @@ export function buildOpenApiDocument(appRouter: AnyRouter): OpenAPIObject {
       responses["429"] = errorResponse("Too many requests for this key", ["RATE_LIMITED"], retryAfter);
       responses["500"] = errorResponse("Unexpected failure", ["INTERNAL"]);
       responses["503"] = errorResponse("The database is unreachable", ["SERVICE_UNAVAILABLE"], retryAfter);
+      for (const response of Object.values(responses) as Array<{ headers?: Record<string, unknown> }>) {
+        response.headers = { ...requestIdResponseHeader, ...response.headers };
+      }
       operation.responses = responses;
       operation.security = [{ bearerAuth: [] }];
+      operation.parameters = [
+        ...(operation.parameters ?? []).map((parameter) =>
+          parameter.name === "external_id" ? { ...parameter, description: "The record's external_id, percent-encoded (any character is allowed)" } : parameter,
+        ),
+        requestIdHeader,
+        ...(method === "post" || method === "patch" ? [backfillHeader] : []),
+      ];
     }
   }
 
