@@ -267,6 +267,23 @@ describe("erased customers", () => {
   });
 });
 
+describe("paused stores", () => {
+  it("hold their automations until resumed", async () => {
+    const t = await server.createTenant();
+    await tenants.updateStore(server.db, t.store.id, { recovery_delay_seconds: 1 });
+    const body = checkout(newPhone());
+    expect((await push("checkouts", body, t)).status).toBe(201);
+    await tenants.updateStore(server.db, t.store.id, { paused: true });
+    // The recovery comes due while the store is paused: it waits.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await jobsFor("checkout_recovery", body.external_id))[0]?.status).toBe("pending");
+    await tenants.updateStore(server.db, t.store.id, { paused: false });
+    server.worker?.nudge();
+    await settled(t.store.id);
+    expect(await messagesFor("checkout_recovery", body.external_id)).toHaveLength(1);
+  });
+});
+
 describe("backfill", () => {
   it("stores a push marked X-Backfill: true and triggers nothing", async () => {
     const phone = newPhone();

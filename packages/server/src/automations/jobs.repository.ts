@@ -73,7 +73,8 @@ export async function cancelRecoveriesOfContactBefore(db: Executor, storeId: num
 /**
  * Takes up to `limit` due jobs for this worker: pending ones whose time has
  * come, and running ones whose worker's lease ran out (it died mid-flow).
- * SKIP LOCKED lets any number of workers claim side by side, never the same job.
+ * A paused store's jobs wait until it is resumed. SKIP LOCKED lets any number
+ * of workers claim side by side, never the same job.
  */
 export async function claimJobs(db: Executor, workerId: string, leaseSeconds: number, limit: number): Promise<JobRow[]> {
   const due = db
@@ -85,6 +86,7 @@ export async function claimJobs(db: Executor, workerId: string, leaseSeconds: nu
         eb.and([eb("status", "=", "running"), eb("locked_until", "<", now())]),
       ]),
     )
+    .where((eb) => eb.not(eb.exists(eb.selectFrom("stores").select("stores.id").whereRef("stores.id", "=", "automation_jobs.store_id").where("stores.paused", "=", true))))
     .orderBy("run_at")
     .orderBy("id")
     .limit(limit)
