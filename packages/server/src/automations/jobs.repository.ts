@@ -31,13 +31,16 @@ export async function enqueueJobs(db: Executor, jobs: NewJob[]): Promise<void> {
     .execute();
 }
 
+/** A job ended without running, and why. */
+const cancelledBecause = (reason: string) => ({ status: "cancelled" as const, last_error: reason, finished_at: now(), updated_at: now() });
+
 type JobFilter = { flow?: Flow; record_type?: string; record_ids?: number[]; customer_id?: number };
 
 /** Cancels the pending jobs that match; a job already running checks again when it runs. */
 export async function cancelPendingJobs(db: Executor, filter: JobFilter, reason: string): Promise<number> {
   let query = db
     .updateTable("automation_jobs")
-    .set({ status: "cancelled", last_error: reason, finished_at: now(), updated_at: now() })
+    .set(cancelledBecause(reason))
     .where("status", "=", "pending");
   if (filter.flow) query = query.where("flow", "=", filter.flow);
   if (filter.record_type) query = query.where("record_type", "=", filter.record_type);
@@ -54,7 +57,7 @@ export async function cancelPendingJobs(db: Executor, filter: JobFilter, reason:
 export async function cancelRecoveriesOfContactBefore(db: Executor, storeId: number, contactId: number, before: Date, reason: string): Promise<void> {
   await db
     .updateTable("automation_jobs")
-    .set({ status: "cancelled", last_error: reason, finished_at: now(), updated_at: now() })
+    .set(cancelledBecause(reason))
     .where("status", "=", "pending")
     .where("flow", "=", "checkout_recovery")
     .where("record_type", "=", "checkout")

@@ -48,11 +48,14 @@ export type RestAdapterOptions = {
 export function createRestRouter(options: RestAdapterOptions): express.Router {
   const restRouter = express.Router();
   const routes = listRestRoutes(options.appRouter);
-  const methodsByPath = new Map<string, Method[]>();
+  /** Per Express path: the documented path (for logs) and the methods it answers. */
+  const byPath = new Map<string, { documented: string; methods: Method[] }>();
 
   for (const route of routes) {
     const expressPath = route.path.replace(/\{(\w+)\}/g, ":$1");
-    methodsByPath.set(expressPath, [...(methodsByPath.get(expressPath) ?? []), route.method]);
+    const known = byPath.get(expressPath) ?? { documented: route.path, methods: [] };
+    known.methods.push(route.method);
+    byPath.set(expressPath, known);
 
     restRouter[route.method.toLowerCase() as Lowercase<Method>](expressPath, async (req: Request, res: Response) => {
       res.locals.route = route.path;
@@ -84,8 +87,7 @@ export function createRestRouter(options: RestAdapterOptions): express.Router {
     });
   }
 
-  for (const [expressPath, methods] of methodsByPath) {
-    const documented = routes.find((route) => route.path.replace(/\{(\w+)\}/g, ":$1") === expressPath)?.path;
+  for (const [expressPath, { documented, methods }] of byPath) {
     restRouter.all(expressPath, (_req, res) => {
       res.locals.route = documented;
       sendErrorCode(res, "METHOD_NOT_ALLOWED", { Allow: methods.join(", ") });
