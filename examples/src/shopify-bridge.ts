@@ -163,16 +163,26 @@ async function forward(topic: string, payload: unknown): Promise<string> {
 
 function startBridge(port: number, secret: string | undefined): Promise<http.Server> {
   const server = http.createServer((req, res) => {
-    let raw = "";
-    req.on("data", (chunk: Buffer) => (raw += chunk.toString("utf8")));
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
+      // Decoded once, whole: a character split across two chunks stays intact for the HMAC.
+      const raw = Buffer.concat(chunks).toString("utf8");
       const topic = String(req.headers["x-shopify-topic"] ?? "");
       if (secret && !verifyShopify(raw, req.headers["x-shopify-hmac-sha256"] as string | undefined, secret)) {
         say(`${topic}: refused, the HMAC does not verify`);
         res.writeHead(401).end();
         return;
       }
-      forward(topic, JSON.parse(raw))
+      let payload: unknown;
+      try {
+        payload = JSON.parse(raw);
+      } catch {
+        say(`${topic}: refused, the body is not JSON`);
+        res.writeHead(400).end();
+        return;
+      }
+      forward(topic, payload)
         .then((line) => {
           say(line);
           res.writeHead(200).end();
@@ -224,5 +234,9 @@ await main(async () => {
   }
   const forged = await fetch(url, { method: "POST", body: "{}", headers: { "X-Shopify-Topic": "orders/create", "X-Shopify-Hmac-Sha256": "Zm9yZ2Vk" } });
   say(`A forged webhook was answered ${forged.status}`);
+  const garbled = "<not json>";
+  const garbledHmac = createHmac("sha256", secret).update(garbled, "utf8").digest("base64");
+  const notJson = await fetch(url, { method: "POST", body: garbled, headers: { "X-Shopify-Topic": "orders/create", "X-Shopify-Hmac-Sha256": garbledHmac } });
+  say(`A signed webhook whose body is not JSON was answered ${notJson.status}`);
   bridge.close();
 });

@@ -16,4 +16,12 @@ describe("configuration", () => {
   it("names every invalid variable", () => {
     expect(() => parseEnv({ PORT: "http", DATABASE_URL: "mysql://x", LOG_LEVEL: "loud" })).toThrow(/PORT[\s\S]*DATABASE_URL[\s\S]*LOG_LEVEL/);
   });
+
+  it("refuses a webhook timeout that is not shorter than the job lease, which would let a second worker deliver while the first still waits", () => {
+    const webhook = { MESSAGING_WEBHOOK_URL: "https://hooks.example/messages", MESSAGING_WEBHOOK_SECRET: "0123456789abcdef" };
+    expect(() => parseEnv({ ...webhook, MESSAGING_WEBHOOK_TIMEOUT_MS: "60000", JOB_LEASE_SECONDS: "60" })).toThrow(
+      /MESSAGING_WEBHOOK_TIMEOUT_MS: must be shorter than JOB_LEASE_SECONDS/,
+    );
+    expect(parseEnv({ ...webhook, MESSAGING_WEBHOOK_TIMEOUT_MS: "59000", JOB_LEASE_SECONDS: "60" }).webhook?.timeoutMs).toBe(59000);
+  });
 });

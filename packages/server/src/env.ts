@@ -64,6 +64,12 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
   if (env.MESSAGING_WEBHOOK_URL && !env.MESSAGING_WEBHOOK_SECRET) {
     throw new Error("Invalid configuration:\n  MESSAGING_WEBHOOK_SECRET: is required with MESSAGING_WEBHOOK_URL (at least 16 characters)");
   }
+  if (env.MESSAGING_WEBHOOK_URL && env.MESSAGING_WEBHOOK_TIMEOUT_MS >= env.JOB_LEASE_SECONDS * 1000) {
+    // A delivery still waiting when the lease ends would be taken over and sent twice at once.
+    throw new Error(
+      `Invalid configuration:\n  MESSAGING_WEBHOOK_TIMEOUT_MS: must be shorter than JOB_LEASE_SECONDS (${env.JOB_LEASE_SECONDS} s), or a second worker would deliver while the first still waits`,
+    );
+  }
   return {
     port: env.PORT,
     host: env.HOST,

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import * as tenants from "./auth/tenant.service.js";
+import { inTransaction } from "./db/transaction.js";
 import type { Db } from "./db/types.js";
 
 export type DemoCredentials = { baseUrl: string; storeId: number; apiKey: string; envFile: string };
@@ -8,17 +9,22 @@ export type DemoCredentials = { baseUrl: string; storeId: number; apiKey: string
 /**
  * On a brand-new database, a demo team, store and key, so a newcomer can push a
  * first record within a minute. Written to DATA_DIR/demo.env for the examples.
+ * All or nothing: the file is written before the rows commit, so a crash
+ * halfway leaves an empty database that the next start seeds again (the key's
+ * value exists nowhere else).
  */
 export async function seedDemo(db: Db, dataDir: string, baseUrl: string): Promise<DemoCredentials | undefined> {
-  const existing = await db.selectFrom("teams").select("id").limit(1).executeTakeFirst();
-  if (existing) return undefined;
-  const team = await tenants.createTeam(db, "Demo team");
-  const store = await tenants.createStore(db, { team_id: team.id, name: "Demo store", country: "US" });
-  const key = await tenants.createApiKey(db, { team_id: team.id, name: "Demo key" });
-  const envFile = path.join(dataDir, "demo.env");
-  fs.mkdirSync(dataDir, { recursive: true });
-  fs.writeFileSync(envFile, `BASE_URL=${baseUrl}\nSTORE_ID=${store.id}\nAPI_KEY=${key.key}\n`, { mode: 0o600 });
-  return { baseUrl, storeId: store.id, apiKey: key.key, envFile };
+  return inTransaction(db, async (trx) => {
+    const existing = await trx.selectFrom("teams").select("id").limit(1).executeTakeFirst();
+    if (existing) return undefined;
+    const team = await tenants.createTeam(trx, "Demo team");
+    const store = await tenants.createStore(trx, { team_id: team.id, name: "Demo store", country: "US" });
+    const key = await tenants.createApiKey(trx, { team_id: team.id, name: "Demo key" });
+    const envFile = path.join(dataDir, "demo.env");
+    fs.mkdirSync(dataDir, { recursive: true });
+    fs.writeFileSync(envFile, `BASE_URL=${baseUrl}\nSTORE_ID=${store.id}\nAPI_KEY=${key.key}\n`, { mode: 0o600 });
+    return { baseUrl, storeId: store.id, apiKey: key.key, envFile };
+  });
 }
 
 export function demoBanner(demo: DemoCredentials): string {

@@ -32,6 +32,7 @@ describe("a worker killed in the middle of a flow", () => {
       MESSAGING_WEBHOOK_SECRET: SECRET,
       WORKER_POLL_MS: "50",
       JOB_LEASE_SECONDS: "2",
+      MESSAGING_WEBHOOK_TIMEOUT_MS: "1500",
       JOB_BACKOFF_BASE_MS: "100",
     };
     const first = await startProcess("main.js", env);

@@ -4,8 +4,11 @@ import type { AddressInfo } from "node:net";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as tenants from "../src/auth/tenant.service.js";
-import { webhookProvider } from "../src/automations/providers.js";
-import { ADMIN_TOKEN, refuseInserts, startTestServer, type TestServer } from "./helpers.js";
+import { pino } from "pino";
+import { claimJobs } from "../src/automations/jobs.repository.js";
+import { recordingProvider, webhookProvider, type MessagingProvider } from "../src/automations/providers.js";
+import { runJob } from "../src/automations/worker.js";
+import { ADMIN_TOKEN, FAST_WORKER, refuseInserts, startTestServer, type TestServer } from "./helpers.js";
 
 let server: TestServer;
 let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;
@@ -304,6 +307,97 @@ describe("backfill", () => {
   });
 });
 
+describe("backfilled records fire only what a later write changes", () => {
+  const backfill = { "X-Backfill": "true" };
+
+  it("a backfilled checkout schedules no recovery when its tags are patched or it is pushed again unchanged", async () => {
+    const body = checkout(newPhone());
+    expect((await push("checkouts", body, tenant, backfill)).status).toBe(201);
+    expect((await patch("checkouts", body.external_id, { tags: ["seen"] })).status).toBe(200);
+    expect((await patch("checkouts", body.external_id, { status: "abandoned" })).status).toBe(200);
+    expect((await push("checkouts", body)).status).toBe(200);
+    await settled();
+    expect(await jobsFor("checkout_recovery", body.external_id)).toHaveLength(0);
+    expect(await messagesFor("checkout_recovery", body.external_id)).toHaveLength(0);
+  });
+
+  it("a backfilled checkout that later enters abandoned again gets exactly one recovery", async () => {
+    const body = checkout(newPhone());
+    await push("checkouts", body, tenant, backfill);
+    await patch("checkouts", body.external_id, { status: "active" });
+    expect(await jobsFor("checkout_recovery", body.external_id)).toHaveLength(0);
+    expect((await push("checkouts", body)).status).toBe(200);
+    await push("checkouts", body);
+    await settled();
+    expect(await messagesFor("checkout_recovery", body.external_id)).toHaveLength(1);
+  });
+
+  it("a backfilled shipment pushed again with the same status notifies nobody; a new status notifies once", async () => {
+    const o = order(newPhone());
+    await push("orders", o, tenant, backfill);
+    const shipment = { external_id: uid("ship"), order_external_id: o.external_id, status: "in_transit" };
+    expect((await push("shipments", shipment, tenant, backfill)).status).toBe(201);
+    expect((await push("shipments", shipment)).status).toBe(200);
+    expect((await push("shipments", { ...shipment, carrier: "UPS" })).status).toBe(200);
+    await settled();
+    expect(await jobsFor("shipping_notification", shipment.external_id)).toHaveLength(0);
+    await push("shipments", { ...shipment, status: "delivered" });
+    await settled();
+    const messages = await messagesFor("shipping_notification", shipment.external_id);
+    expect(messages.map((m) => (m.content as { shipment: { status: string } }).shipment.status)).toEqual(["delivered"]);
+  });
+
+  it("a backfilled customer pushed again unchanged syncs nothing; a change syncs once", async () => {
+    const id = uid("hist-customer");
+    const body = { external_id: id, phone: newPhone(), first_name: "Lin" };
+    await push("customers", body, tenant, backfill);
+    expect((await push("customers", body)).status).toBe(200);
+    await push("orders", order(body.phone, { customer: body }));
+    await settled();
+    expect(await jobsFor("contact_sync", id)).toHaveLength(0);
+    await push("customers", { ...body, first_name: "Lina" });
+    await settled();
+    expect(await messagesFor("contact_sync", id)).toHaveLength(1);
+  });
+});
+
+describe("erasure leaves no personal data", () => {
+  /** Every row of every table of the database, as text. */
+  async function everyRow(): Promise<Array<{ table: string; row: string }>> {
+    const tables = await sql<{ table_name: string }>`
+      select table_name from information_schema.tables
+      where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(server.db);
+    const rows: Array<{ table: string; row: string }> = [];
+    for (const { table_name } of tables.rows) {
+      const result = await sql<{ row: string }>`select t::text as row from ${sql.table(table_name)} t`.execute(server.db);
+      for (const { row } of result.rows) rows.push({ table: table_name, row });
+    }
+    return rows;
+  }
+
+  it("not in contacts of the customer's earlier phones, messages, job payloads or any other table", async () => {
+    const unique = Math.random().toString(36).slice(2, 8);
+    const first = newPhone();
+    const second = newPhone();
+    const id = uid("forget");
+    const personal = { first_name: `Quirin${unique}`, last_name: `Zebedee${unique}`, email: `q.${unique}@example.org`, locale: "de-CH", tags: [`tag${unique}`] };
+    await push("customers", { external_id: id, phone: first, ...personal, lifetime_value: 4200 });
+    await settled();
+    // The phone changes: the first phone's contact keeps what was synced to it.
+    await push("orders", order(second, { customer: { external_id: id, phone: second, ...personal } }));
+    await push("checkouts", checkout(second, { customer: { external_id: id, phone: second } }));
+    await settled();
+    const beforeErasure = (await everyRow()).filter(({ row }) => row.includes(personal.email));
+    expect(beforeErasure.map(({ table }) => table)).toContain("contacts");
+
+    expect((await server.request("DELETE", `/api/v1/stores/${tenant.store.id}/customers/${id}`, { key: tenant.key })).status).toBe(204);
+
+    const needles = [first, second, first.slice(1), second.slice(1), personal.first_name, personal.last_name, personal.email, personal.tags[0] ?? ""];
+    const leaks = (await everyRow()).filter(({ row }) => needles.some((needle) => row.includes(needle)));
+    expect(leaks).toEqual([]);
+  });
+});
+
 describe("one transaction with the write", () => {
   it("a push that fails leaves no automation behind", async () => {
     const restore = await refuseInserts(server.db, "orders", "nope-");
@@ -415,5 +509,47 @@ describe("activity", () => {
     expect(res.body.messages.length).toBeGreaterThanOrEqual(3);
     expect((await server.request("GET", `/admin/v1/stores/${t.store.id}/activity`, { key: t.key })).status).toBe(401);
     expect((await server.request("GET", `/admin/v1/stores/99999999/activity`, { key: ADMIN_TOKEN })).status).toBe(404);
+  });
+});
+
+describe("a worker that lost its lease", () => {
+  let own: TestServer;
+  beforeAll(async () => {
+    own = await startTestServer();
+  });
+  afterAll(() => own?.close());
+
+  /** A job claimed by `worker-a`, then taken over by `worker-b` (as after a lease ran out), and the log lines of worker-a running it anyway. */
+  async function runTakenOverJob(provider: MessagingProvider) {
+    const t = await own.createTenant();
+    const body = order(newPhone());
+    expect((await own.request("POST", `/api/v1/stores/${t.store.id}/orders`, { key: t.key, body })).status).toBe(201);
+    const claimed = await claimJobs(own.db, "worker-a", 30, 10);
+    const job = claimed.find((candidate) => candidate.flow === "post_purchase" && candidate.record_external_id === body.external_id);
+    if (!job) throw new Error("the post-purchase job was not claimed");
+    await own.db.updateTable("automation_jobs").set({ locked_by: "worker-b" }).where("id", "=", job.id).execute();
+    const lines: string[] = [];
+    const logger = pino({ level: "info" }, { write: (line: string) => lines.push(line) });
+    await runJob({ db: own.db, logger, provider, workerId: "worker-a" }, FAST_WORKER, job);
+    const after = await own.db.selectFrom("automation_jobs").selectAll().where("id", "=", job.id).executeTakeFirstOrThrow();
+    const messages = await own.db.selectFrom("messages").select("id").where("job_id", "=", job.id).execute();
+    return { messages: lines.map((line) => JSON.parse(line) as { msg: string }).map((line) => line.msg), after, recorded: messages.length };
+  }
+
+  it("with local delivery, records nothing and never logs success: the job is the other worker's", async () => {
+    const { messages, after, recorded } = await runTakenOverJob(recordingProvider(pino({ level: "silent" })));
+    expect(messages).not.toContain("automation succeeded");
+    expect(messages).toContain("automation left to the worker that took it over");
+    expect(after).toMatchObject({ status: "running", locked_by: "worker-b" });
+    expect(recorded).toBe(0);
+  });
+
+  it("with webhook delivery, never logs success and leaves the job to the other worker", async () => {
+    const delivered: string[] = [];
+    const provider: MessagingProvider = { name: "webhook", external: true, deliver: async (message) => void delivered.push(message.id) };
+    const { messages, after } = await runTakenOverJob(provider);
+    expect(messages).not.toContain("automation succeeded");
+    expect(messages).toContain("automation left to the worker that took it over");
+    expect(after).toMatchObject({ status: "running", locked_by: "worker-b" });
   });
 });

@@ -160,14 +160,16 @@ export async function startTestServer(
 }
 
 /**
- * Makes the database itself refuse inserts into `table` whose external_id starts
- * with `prefix`: a failure in the middle of a request's transaction, after its
- * earlier statements ran. Returns the function that removes it again.
+ * Makes the database itself refuse inserts into `table` (only of rows whose
+ * external_id starts with `prefix`, when given): a failure in the middle of a
+ * transaction, after its earlier statements ran. Returns the function that
+ * removes it again.
  */
-export async function refuseInserts(db: Db, table: "orders" | "checkouts" | "shipments", prefix: string): Promise<() => Promise<void>> {
+export async function refuseInserts(db: Db, table: "orders" | "checkouts" | "shipments" | "api_keys", prefix?: string): Promise<() => Promise<void>> {
   const name = `refuse_${table}_${Math.random().toString(36).slice(2, 8)}`;
+  const when = prefix === undefined ? "" : `when (new.external_id like '${prefix}%')`;
   await sql.raw(`create function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused'; end $$`).execute(db);
-  await sql.raw(`create trigger ${name} before insert on ${table} for each row when (new.external_id like '${prefix}%') execute function ${name}()`).execute(db);
+  await sql.raw(`create trigger ${name} before insert on ${table} for each row ${when} execute function ${name}()`).execute(db);
   return async () => {
     await sql.raw(`drop trigger ${name} on ${table}`).execute(db);
     await sql.raw(`drop function ${name}()`).execute(db);

@@ -1,7 +1,8 @@
 /**
- * Every error the API answers with: the HTTP status and the exact message of the
- * contract. The server maps its single error type through this table; the SDK
- * uses it to name its error classes.
+ * Every error the service answers with, on the REST API and the operator API:
+ * the HTTP status and the exact message of the contract. The server's single
+ * error type carries one of these codes and is answered through this table; the
+ * OpenAPI document's error examples are built from it too.
  */
 export const ERRORS = {
   API_KEY_MISSING: { status: 401, message: "API key is missing" },

@@ -161,9 +161,9 @@ export async function recordMessage(db: Executor, message: NewMessage, status: "
     .executeTakeFirstOrThrow();
 }
 
-/** Marks the job's message sent and the job succeeded, in one statement. */
-export async function completeDelivery(db: Executor, job: Pick<JobRow, "id">, workerId: string): Promise<void> {
-  await db
+/** Marks the job's message sent and the job succeeded, in one statement; false when this worker no longer holds the job. */
+export async function completeDelivery(db: Executor, job: Pick<JobRow, "id">, workerId: string): Promise<boolean> {
+  const result = await db
     .with("sent", (qb) =>
       qb.updateTable("messages").set({ status: "sent", sent_at: now() }).where("job_id", "=", job.id).where("status", "=", "pending"),
     )
@@ -172,7 +172,8 @@ export async function completeDelivery(db: Executor, job: Pick<JobRow, "id">, wo
     .where("id", "=", job.id)
     .where("status", "=", "running")
     .where("locked_by", "=", workerId)
-    .execute();
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 export async function setMessageStatus(db: Executor, jobId: number, status: "sent" | "failed"): Promise<void> {

@@ -7,10 +7,17 @@ import { cancelPendingJobs, cancelRecoveriesOfContactBefore, enqueueJobs, redact
  * never fires it. Each job's key names the one occasion it stands for, so a
  * repeated or concurrent push finds the key taken and adds nothing.
  *
- * The functions named `...Jobs` only say which jobs a write calls for; the
- * service records them all with `record`, in one statement.
+ * A flow fires for what the write itself changed (the row says so: it was
+ * created, its profile or status changed, it entered `abandoned`), never for
+ * the state it found: a record stored by a backfill and touched again later
+ * fires nothing until a later write changes what the flow is about.
  *
- * `backfill` pushes (historical data) are stored without triggering anything.
+ * The `...Jobs` functions return the jobs a write calls for, and the service
+ * records them all with `record`, in one statement. `checkoutJobs` also cancels
+ * the pending recovery of a checkout that left `abandoned`, right away.
+ *
+ * `backfill` pushes (historical data) never start a flow; they may still end one
+ * (a backfilled checkout marked recovered cancels its pending recovery).
  */
 export type TriggerOptions = { backfill: boolean };
 
@@ -18,9 +25,9 @@ type Store = { id: number; recoveryDelaySeconds: number };
 
 export const record = (trx: Executor, jobs: NewJob[]) => enqueueJobs(trx, jobs);
 
-/** Contact sync, once per version of the customer's synced profile. */
+/** Contact sync, once per version of the customer's synced profile, when this write made that version. */
 export function customerJobs(store: Store, customer: CustomerRow, options: TriggerOptions): NewJob[] {
-  if (options.backfill || customer.external_id === null) return [];
+  if (options.backfill || !customer.profile_changed || customer.external_id === null) return [];
   return [
     {
       store_id: store.id,
@@ -61,7 +68,7 @@ export async function orderPlaced(trx: Executor, store: Store, order: OrderRow, 
   await cancelRecoveriesOfContactBefore(trx, store.id, customer.contact_id, order.placed_at, "the customer placed an order after abandoning the checkout");
 }
 
-/** Recovery once per entry into `abandoned`, after the store's delay; leaving `abandoned` cancels it. */
+/** Recovery once per entry into `abandoned` made by this write, after the store's delay; leaving `abandoned` cancels it. */
 export async function checkoutJobs(trx: Executor, store: Store, checkout: CheckoutRow, options: TriggerOptions): Promise<NewJob[]> {
   if (checkout.status !== "abandoned") {
     await cancelPendingJobs(
@@ -71,7 +78,7 @@ export async function checkoutJobs(trx: Executor, store: Store, checkout: Checko
     );
     return [];
   }
-  if (options.backfill) return [];
+  if (options.backfill || !checkout.entered_abandoned) return [];
   return [
     {
       store_id: store.id,
@@ -87,9 +94,12 @@ export async function checkoutJobs(trx: Executor, store: Store, checkout: Checko
   ];
 }
 
-/** Shipping notification once per (shipment, status): a repeated status finds its key taken. */
+/**
+ * Shipping notification when this write created the shipment or changed its
+ * status; once per (shipment, status), so going back to an earlier status finds its key taken.
+ */
 export function shipmentJobs(store: Store, shipment: ShipmentRow, customerId: number, options: TriggerOptions): NewJob[] {
-  if (options.backfill) return [];
+  if (options.backfill || !shipment.status_changed) return [];
   return [
     {
       store_id: store.id,

@@ -36,6 +36,18 @@ async function customerErased(db: Db, customerId: number | null): Promise<boolea
   return !customer || customer.deleted_at !== null;
 }
 
+/**
+ * Another worker took the job over (this one's lease ran out): whatever this
+ * worker did in the job's transaction is rolled back, and the job is left to it.
+ */
+class LeaseLost extends Error {
+  constructor() {
+    super("another worker holds the job");
+  }
+}
+
+const LEFT_TO_OTHER = "automation left to the worker that took it over";
+
 /** Runs one claimed job to an outcome; never throws. */
 export async function runJob(
   deps: { db: Db; logger: Logger; provider: MessagingProvider; workerId: string },
@@ -47,7 +59,8 @@ export async function runJob(
   try {
     if (job.attempts > options.maxAttempts) {
       // Only a job whose workers kept dying gets here: each death spent an attempt.
-      await finishJob(db, job, workerId, { status: "failed", error: job.last_error ?? "the worker running it stopped too many times" });
+      const error = job.last_error ?? "the worker running it stopped too many times";
+      if (!(await finishJob(db, job, workerId, { status: "failed", error }))) throw new LeaseLost();
       await setMessageStatus(db, job.id, "failed");
       log.error("automation failed");
       return;
@@ -55,7 +68,7 @@ export async function runJob(
     const outcome = await inTransaction(db, async (trx) => {
       const decision = await decide(trx, job);
       if (!decision.send) {
-        await finishJob(trx, job, workerId, { status: "cancelled", error: decision.reason });
+        if (!(await finishJob(trx, job, workerId, { status: "cancelled", error: decision.reason }))) throw new LeaseLost();
         return { kind: "nothing" as const, reason: decision.reason };
       }
       const { recipient } = decision;
@@ -83,8 +96,8 @@ export async function runJob(
       };
       if (provider.external) return { kind: "deliver" as const, outbound, customerId: message.customer_id, alreadySent: message.status === "sent" };
       // Local delivery: the message and the job's end commit together, exactly once.
+      if (!(await finishJob(trx, job, workerId, { status: "succeeded" }))) throw new LeaseLost();
       await provider.deliver(outbound);
-      await finishJob(trx, job, workerId, { status: "succeeded" });
       return { kind: "done" as const, messageId: message.id };
     });
     if (outcome.kind === "nothing") {
@@ -95,28 +108,33 @@ export async function runJob(
       // The message is recorded (with its stable id) before it leaves: a retry resends the same one.
       if (!outcome.alreadySent) {
         if (await customerErased(db, outcome.customerId)) {
-          await finishJob(db, job, workerId, { status: "cancelled", error: "the customer was erased" });
+          if (!(await finishJob(db, job, workerId, { status: "cancelled", error: "the customer was erased" }))) throw new LeaseLost();
           await setMessageStatus(db, job.id, "failed");
           log.info("automation had nothing to send: the customer was erased");
           return;
         }
         await provider.deliver(outcome.outbound);
       }
-      await completeDelivery(db, job, workerId);
+      // A worker that took the job over delivers the same message again (same id): receivers drop the repeat.
+      if (!(await completeDelivery(db, job, workerId))) throw new LeaseLost();
       log.info({ messageId: outcome.outbound.id }, "automation succeeded");
       return;
     }
     log.info({ messageId: outcome.messageId }, "automation succeeded");
   } catch (error) {
+    if (error instanceof LeaseLost) {
+      log.warn(LEFT_TO_OTHER);
+      return;
+    }
     const reason = describe(error);
     try {
       if (job.attempts >= options.maxAttempts) {
-        await finishJob(db, job, workerId, { status: "failed", error: reason });
+        if (!(await finishJob(db, job, workerId, { status: "failed", error: reason }))) return log.warn(LEFT_TO_OTHER);
         await setMessageStatus(db, job.id, "failed");
         log.error({ err: errorForLog(error) }, "automation failed");
       } else {
         const retryInMs = backoffMs(job.attempts, options);
-        await finishJob(db, job, workerId, { status: "pending", error: reason, retryInMs });
+        if (!(await finishJob(db, job, workerId, { status: "pending", error: reason, retryInMs }))) return log.warn(LEFT_TO_OTHER);
         log.warn({ err: errorForLog(error), retryInMs }, "automation will be retried");
       }
     } catch (bookkeeping) {

@@ -63,6 +63,8 @@ export interface CustomerTable {
   orders_count: Generated<number>;
   contact_id: number | null;
   profile_version: Generated<number>;
+  /** Whether the write that last touched the customer created it or changed a synced field. */
+  profile_changed: Generated<boolean>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
   deleted_at: Date | null;
@@ -97,6 +99,8 @@ export interface CheckoutTable {
   customer_id: number;
   status: string;
   abandonment_count: Generated<number>;
+  /** Whether the write that last touched the checkout moved it into `abandoned` (or created it). */
+  entered_abandoned: Generated<boolean>;
   abandoned_at: ColumnType<Date, string, string>;
   total_price: Money;
   currency: string | null;
@@ -117,6 +121,8 @@ export interface ShipmentTable {
   tracking_url: string | null;
   carrier: string | null;
   status: string | null;
+  /** Whether the write that last touched the shipment changed its status (or created it). */
+  status_changed: Generated<boolean>;
   metadata: Json;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
@@ -161,6 +167,12 @@ export interface MessageTable {
   sent_at: Date | null;
 }
 
+/** Every contact a customer has been linked to, earlier phones included. */
+export interface CustomerContactTable {
+  customer_id: number;
+  contact_id: number;
+}
+
 export interface RateLimitTable {
   key: string;
   points: number;
@@ -173,6 +185,7 @@ export interface Database {
   api_keys: ApiKeyTable;
   contacts: ContactTable;
   customers: CustomerTable;
+  customer_contacts: CustomerContactTable;
   orders: OrderTable;
   checkouts: CheckoutTable;
   shipments: ShipmentTable;

@@ -2,10 +2,12 @@ import type { Migration } from "kysely/migration";
 import * as platform from "./2026-11-22-001-platform.js";
 import * as records from "./2026-11-22-002-records.js";
 import * as automations from "./2026-11-22-003-automations.js";
+import * as changeTracking from "./2026-11-22-004-change-tracking.js";
 
 /** Every migration, in order. Listed here so the bundled server needs no migration folder at run time. */
 export const migrations: Record<string, Migration> = {
   "2026-11-22-001-platform": platform,
   "2026-11-22-002-records": records,
   "2026-11-22-003-automations": automations,
+  "2026-11-22-004-change-tracking": changeTracking,
 };

@@ -26,6 +26,7 @@ export function upsertCheckout(db: Executor, storeId: number, checkout: Checkout
         ...changes,
         status: sql<string>`case when checkouts.status = 'active' then 'abandoned' else checkouts.status end`,
         abandonment_count: sql<number>`checkouts.abandonment_count + case when checkouts.status = 'active' then 1 else 0 end`,
+        entered_abandoned: sql<boolean>`checkouts.status = 'active'`,
         updated_at: now(),
       }),
     )
@@ -45,13 +46,15 @@ export function updateCheckout(
   changes: Partial<Omit<CheckoutWrite, "external_id">> & { status?: string },
 ) {
   // Entering `abandoned` from another state is a new abandonment.
-  const abandonment_count =
-    changes.status === "abandoned"
-      ? sql<number>`abandonment_count + case when status <> 'abandoned' then 1 else 0 end`
-      : undefined;
+  const entering = changes.status === "abandoned";
   return db
     .updateTable("checkouts")
-    .set({ ...changes, ...(abandonment_count ? { abandonment_count } : {}), updated_at: now() })
+    .set({
+      ...changes,
+      ...(entering ? { abandonment_count: sql<number>`abandonment_count + case when status <> 'abandoned' then 1 else 0 end` } : {}),
+      entered_abandoned: entering ? sql<boolean>`status <> 'abandoned'` : false,
+      updated_at: now(),
+    })
     .where("store_id", "=", storeId)
     .where("external_id", "=", externalId)
     .returningAll()

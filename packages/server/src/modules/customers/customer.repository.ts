@@ -21,7 +21,10 @@ const SYNCED = ["phone", "first_name", "last_name", "email", "locale", "tags", "
  * Inserts or merges the active customer with this key, and its phone's
  * messaging contact (created on first sight), in one statement: concurrent
  * pushes of one new customer make exactly one customer and one contact. The
- * profile version goes up only when a synced field really changes.
+ * profile version goes up only when a synced field really changes, and
+ * `profile_changed` says whether this write changed it. The contact is also
+ * remembered among the customer's contacts, so an erasure finds every phone the
+ * customer ever had.
  */
 export async function upsertCustomer(
   db: Executor,
@@ -29,6 +32,7 @@ export async function upsertCustomer(
   key: { external_id: string; keyed_by_phone: boolean },
   fields: CustomerFields,
 ) {
+  const changed = profileChanged(fields);
   return db
     .with("contact", (qb) =>
       qb
@@ -38,29 +42,43 @@ export async function upsertCustomer(
         .onConflict((oc) => oc.columns(["store_id", "phone"]).doUpdateSet({ phone: (eb) => eb.ref("excluded.phone") }))
         .returning("id"),
     )
-    .insertInto("customers")
-    .values((eb) => ({ store_id: storeId, ...key, ...fields, contact_id: eb.selectFrom("contact").select("id") }))
-    .onConflict((oc) =>
-      oc
-        .columns(["store_id", "external_id"])
-        .where("deleted_at", "is", null)
-        .doUpdateSet((eb) => ({
-          ...fields,
-          contact_id: eb.ref("excluded.contact_id"),
-          updated_at: now(),
-          profile_version: profileVersionAfter(fields),
-        })),
+    .with("customer", (qb) =>
+      qb
+        .insertInto("customers")
+        .values((eb) => ({ store_id: storeId, ...key, ...fields, contact_id: eb.selectFrom("contact").select("id") }))
+        .onConflict((oc) =>
+          oc
+            .columns(["store_id", "external_id"])
+            .where("deleted_at", "is", null)
+            .doUpdateSet((eb) => ({
+              ...fields,
+              contact_id: eb.ref("excluded.contact_id"),
+              updated_at: now(),
+              profile_version: sql<number>`customers.profile_version + case when ${changed} then 1 else 0 end`,
+              profile_changed: changed,
+            })),
+        )
+        .returningAll()
+        .returning(wasInserted.as("inserted")),
     )
-    .returningAll()
-    .returning(wasInserted.as("inserted"))
+    .with("link", (qb) =>
+      qb
+        .insertInto("customer_contacts")
+        .columns(["customer_id", "contact_id"])
+        .expression((eb) => eb.selectFrom("customer").innerJoin("contact", (join) => join.onTrue()).select(["customer.id", "contact.id as contact_id"]))
+        .onConflict((oc) => oc.doNothing()),
+    )
+    .selectFrom("customer")
+    .selectAll()
     .executeTakeFirstOrThrow();
 }
 
-function profileVersionAfter(fields: CustomerFields): RawBuilder<number> {
+/** True when a synced field the write carries differs from the stored one. */
+function profileChanged(fields: CustomerFields): RawBuilder<boolean> {
   const changed = SYNCED.filter((column) => fields[column] !== undefined).map(
     (column) => sql`${sql.ref(`customers.${column}`)} is distinct from ${sql.ref(`excluded.${column}`)}`,
   );
-  return sql<number>`customers.profile_version + case when ${sql.join(changed, sql` or `)} then 1 else 0 end`;
+  return sql<boolean>`(${sql.join(changed, sql` or `)})`;
 }
 
 /**
@@ -96,14 +114,17 @@ export async function eraseCustomer(db: Executor, storeId: number, externalId: s
     .where("id", "=", customer.id)
     .execute();
 
-  if (customer.contact_id !== null) {
-    // A contact shared with another customer stays, but not with the profile this one may have synced to it.
+  // Every contact of every phone the customer ever had: a shared one stays, but not with
+  // the profile this customer may have synced to it; an unused one goes.
+  const linked = await db.deleteFrom("customer_contacts").where("customer_id", "=", customer.id).returning("contact_id").execute();
+  const contactIds = [...new Set([...linked.map((link) => link.contact_id), ...(customer.contact_id === null ? [] : [customer.contact_id])])];
+  if (contactIds.length > 0) {
     await db
       .updateTable("contacts")
       .set({ first_name: null, last_name: null, email: null, locale: null, tags: textArray([]), lifetime_value: 0, orders_count: 0, synced_at: null })
-      .where("id", "=", customer.contact_id)
+      .where("id", "in", contactIds)
       .execute();
-    await deleteContactIfUnused(db, customer.contact_id);
+    for (const contactId of contactIds) await deleteContactIfUnused(db, contactId);
   }
   return customer.id;
 }

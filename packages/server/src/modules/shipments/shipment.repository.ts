@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import { now, wasInserted } from "../../db/sql.js";
 import type { Executor } from "../../db/types.js";
 
@@ -22,13 +23,19 @@ export function findOrder(db: Executor, storeId: number, orderExternalId: string
     .executeTakeFirst();
 }
 
-/** Re-posting with another order re-links; the previous status comes back so callers can see a change. */
+/** Re-posting with another order re-links; `status_changed` says whether this write changed the status. */
 export function upsertShipment(db: Executor, storeId: number, shipment: ShipmentWrite) {
   const { external_id: _key, ...changes } = shipment;
   return db
     .insertInto("shipments")
     .values({ store_id: storeId, ...shipment })
-    .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet({ ...changes, updated_at: now() }))
+    .onConflict((oc) =>
+      oc.columns(["store_id", "external_id"]).doUpdateSet({
+        ...changes,
+        status_changed: changes.status === undefined ? false : sql<boolean>`shipments.status is distinct from excluded.status`,
+        updated_at: now(),
+      }),
+    )
     .returningAll()
     .returning(wasInserted.as("inserted"))
     .executeTakeFirstOrThrow();
