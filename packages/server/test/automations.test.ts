@@ -1,6 +1,7 @@
 import { createHmac } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Flow } from "@commerce-ingest/shared";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as tenants from "../src/auth/tenant.service.js";
@@ -49,7 +50,7 @@ const checkout = (phone: string, fields: Record<string, unknown> = {}) => ({
   ...fields,
 });
 
-function messagesFor(flow: string, recordExternalId: string) {
+function messagesFor(flow: Flow, recordExternalId: string) {
   return server.db
     .selectFrom("messages as m")
     .innerJoin("automation_jobs as j", "j.id", "m.job_id")
@@ -59,7 +60,7 @@ function messagesFor(flow: string, recordExternalId: string) {
     .execute();
 }
 
-function jobsFor(flow: string, recordExternalId: string, db = server.db) {
+function jobsFor(flow: Flow, recordExternalId: string, db = server.db) {
   return db.selectFrom("automation_jobs").selectAll().where("flow", "=", flow).where("record_external_id", "=", recordExternalId).execute();
 }
 
@@ -551,5 +552,44 @@ describe("a worker that lost its lease", () => {
     expect(messages).not.toContain("automation succeeded");
     expect(messages).toContain("automation left to the worker that took it over");
     expect(after).toMatchObject({ status: "running", locked_by: "worker-b" });
+  });
+});
+
+describe("the worker's pool", () => {
+  it("keeps its other slots running while one delivery hangs", async () => {
+    let release: () => void = () => undefined;
+    const hanging = new Promise<void>((resolve) => (release = resolve));
+    const received: string[] = [];
+    const hook = http.createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        received.push(String(req.headers["x-message-id"]));
+        // The first message hangs until the test lets it go; every other one is answered at once.
+        if (received.length === 1) void hanging.then(() => res.end());
+        else res.end();
+      });
+    });
+    await new Promise<void>((resolve) => hook.listen(0, "127.0.0.1", () => resolve()));
+    const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hooks`;
+    const pooled = await startTestServer({ worker: { concurrency: 2, provider: webhookProvider({ url, secret: "pool-secret-0123456789", timeoutMs: 20_000 }) } });
+    try {
+      const t = await pooled.createTenant();
+      const push = (i: number) =>
+        pooled.request("POST", `/api/v1/stores/${t.store.id}/customers`, { key: t.key, body: { external_id: `pool-${i}`, phone: newPhone() } });
+      expect((await push(0)).status).toBe(201);
+      await expect.poll(() => received.length, { timeout: 5000 }).toBe(1);
+      for (let i = 1; i <= 6; i++) expect((await push(i)).status).toBe(201);
+      // Six more messages delivered through the one free slot while the first still hangs.
+      await expect.poll(() => received.length, { timeout: 10_000 }).toBe(7);
+      release();
+      await expect
+        .poll(async () => (await pooled.db.selectFrom("automation_jobs").select("id").where("store_id", "=", t.store.id).where("status", "=", "succeeded").execute()).length, { timeout: 10_000 })
+        .toBe(7);
+    } finally {
+      release();
+      await pooled.close();
+      hook.closeAllConnections();
+      await new Promise<void>((resolve) => hook.close(() => resolve()));
+    }
   });
 });

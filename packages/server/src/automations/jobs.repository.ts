@@ -1,13 +1,13 @@
 import { sql } from "kysely";
 import type { Flow } from "@commerce-ingest/shared";
 import { now } from "../db/sql.js";
-import type { Executor, JobRow } from "../db/types.js";
+import type { Executor, JobRow, RecordType } from "../db/types.js";
 
 export type NewJob = {
   store_id: number;
   flow: Flow;
   dedupe_key: string;
-  record_type: "order" | "checkout" | "customer" | "shipment";
+  record_type: RecordType;
   record_id: number;
   record_external_id: string;
   customer_id: number | null;
@@ -34,7 +34,7 @@ export async function enqueueJobs(db: Executor, jobs: NewJob[]): Promise<void> {
 /** A job ended without running, and why. */
 const cancelledBecause = (reason: string) => ({ status: "cancelled" as const, last_error: reason, finished_at: now(), updated_at: now() });
 
-type JobFilter = { flow?: Flow; record_type?: string; record_ids?: number[]; customer_id?: number };
+type JobFilter = { flow?: Flow; record_type?: RecordType; record_ids?: number[]; customer_id?: number };
 
 /** Cancels the pending jobs that match; a job already running checks again when it runs. */
 export async function cancelPendingJobs(db: Executor, filter: JobFilter, reason: string): Promise<number> {

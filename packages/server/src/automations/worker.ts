@@ -1,10 +1,11 @@
 import { hostname } from "node:os";
-import type { Flow } from "@commerce-ingest/shared";
+import { webhookMessageSchema } from "@commerce-ingest/shared";
 import { inTransaction } from "../db/transaction.js";
 import type { Db, JobRow } from "../db/types.js";
 import { errorForLog, type Logger } from "../logger.js";
 import { formatTimestamp } from "../time.js";
-import { decide } from "./flows.js";
+import { decide } from "./flows/index.js";
+import { isCustomerErased } from "./flows/flow.repository.js";
 import { claimJobs, completeDelivery, finishJob, recordMessage, setMessageStatus } from "./jobs.repository.js";
 import type { MessagingProvider, OutboundMessage } from "./providers.js";
 
@@ -28,12 +29,6 @@ export function backoffMs(attempt: number, options: Pick<WorkerOptions, "backoff
 function describe(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
   return text.slice(0, 1000);
-}
-
-async function customerErased(db: Db, customerId: number | null): Promise<boolean> {
-  if (customerId === null) return true;
-  const customer = await db.selectFrom("customers").select("deleted_at").where("id", "=", customerId).executeTakeFirst();
-  return !customer || customer.deleted_at !== null;
 }
 
 /**
@@ -77,7 +72,7 @@ export async function runJob(
         {
           store_id: job.store_id,
           job_id: job.id,
-          flow: job.flow as Flow,
+          flow: job.flow,
           customer_id: recipient.id,
           contact_id: recipient.contact_id,
           to_phone: recipient.phone,
@@ -86,14 +81,15 @@ export async function runJob(
         },
         provider.external ? "pending" : "sent",
       );
-      const outbound: OutboundMessage = {
+      // Checked against the published webhook type: a flow whose content drifted fails here, loudly, not at the receiver.
+      const outbound: OutboundMessage = webhookMessageSchema.parse({
         id: message.id,
         store_id: message.store_id,
-        flow: message.flow as Flow,
+        flow: message.flow,
         to: message.to_phone,
-        content: message.content as Record<string, unknown>,
+        content: message.content,
         created_at: formatTimestamp(message.created_at),
-      };
+      });
       if (provider.external) return { kind: "deliver" as const, outbound, customerId: message.customer_id, alreadySent: message.status === "sent" };
       // Local delivery: the message and the job's end commit together, exactly once.
       if (!(await finishJob(trx, job, workerId, { status: "succeeded" }))) throw new LeaseLost();
@@ -107,7 +103,7 @@ export async function runJob(
     if (outcome.kind === "deliver") {
       // The message is recorded (with its stable id) before it leaves: a retry resends the same one.
       if (!outcome.alreadySent) {
-        if (await customerErased(db, outcome.customerId)) {
+        if (await isCustomerErased(db, outcome.customerId)) {
           if (!(await finishJob(db, job, workerId, { status: "cancelled", error: "the customer was erased" }))) throw new LeaseLost();
           await setMessageStatus(db, job.id, "failed");
           log.info("automation had nothing to send: the customer was erased");
@@ -145,51 +141,73 @@ export async function runJob(
 }
 
 /**
- * Claims due jobs and runs them until stopped. Any number of workers, in any
- * number of processes, can share one PostgreSQL: claiming skips locked rows,
- * and a job whose worker died is taken again once its lease runs out.
+ * Runs due jobs until stopped, `concurrency` at a time: each job that ends
+ * frees its slot for the next due job at once, so one slow delivery never holds
+ * the others back. Any number of workers, in any number of processes, can share
+ * one PostgreSQL: claiming skips locked rows, and a job whose worker died is
+ * taken again once its lease runs out.
  */
 export function startWorker(deps: { db: Db; logger: Logger; provider: MessagingProvider }, options: WorkerOptions): Worker {
   const id = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
   const logger = deps.logger.child({ worker: id });
+  const runDeps = { ...deps, logger, workerId: id };
+  const inFlight = new Set<Promise<void>>();
   let running = true;
-  let wake: (() => void) | undefined;
-  const sleep = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
+  let claiming = false;
+  /** Set when a slot freed up or a nudge came while a claim was under way: claim again right after. */
+  let again = false;
 
-  const loop = (async () => {
-    logger.info({ concurrency: options.concurrency }, "worker started");
-    while (running) {
-      let jobs: JobRow[] = [];
-      try {
-        jobs = await claimJobs(deps.db, id, options.leaseSeconds, options.concurrency);
-      } catch (error) {
-        logger.warn({ err: errorForLog(error) }, "could not claim jobs");
-      }
-      if (jobs.length > 0) {
-        // runJob settles every job itself; a rejection here would be a bug, and must not stop the loop.
-        const results = await Promise.allSettled(jobs.map((job) => runJob({ ...deps, logger, workerId: id }, options, job)));
-        for (const result of results) if (result.status === "rejected") logger.error({ err: errorForLog(result.reason) }, "job runner failed");
-      } else if (running) {
-        await sleep(options.pollIntervalMs);
-      }
+  /** Fills every free slot with a due job; one claim at a time, so slots are never over-filled. */
+  async function fill(): Promise<void> {
+    if (claiming) {
+      again = true;
+      return;
     }
-    logger.info("worker stopped");
-  })();
+    claiming = true;
+    try {
+      do {
+        again = false;
+        const free = options.concurrency - inFlight.size;
+        if (!running || free <= 0) break;
+        let jobs: JobRow[] = [];
+        try {
+          jobs = await claimJobs(deps.db, id, options.leaseSeconds, free);
+        } catch (error) {
+          logger.warn({ err: errorForLog(error) }, "could not claim jobs");
+          break;
+        }
+        for (const job of jobs) start(job);
+        // A full batch means more may be due right now.
+        if (jobs.length === free) again = true;
+      } while (again && running);
+    } finally {
+      claiming = false;
+    }
+  }
+
+  function start(job: JobRow): void {
+    const run: Promise<void> = runJob(runDeps, options, job)
+      // runJob settles every job itself; a rejection here would be a bug, and must not stop the worker.
+      .catch((error: unknown) => logger.error({ err: errorForLog(error) }, "job runner failed"))
+      .finally(() => {
+        inFlight.delete(run);
+        void fill();
+      });
+    inFlight.add(run);
+  }
+
+  logger.info({ concurrency: options.concurrency }, "worker started");
+  const poll = setInterval(() => void fill(), options.pollIntervalMs);
+  void fill();
 
   return {
     id,
-    nudge: () => wake?.(),
+    nudge: () => void fill(),
     async stop() {
       running = false;
-      wake?.();
-      await loop;
+      clearInterval(poll);
+      while (inFlight.size > 0 || claiming) await Promise.race([...inFlight, new Promise((resolve) => setTimeout(resolve, 10))]);
+      logger.info("worker stopped");
     },
   };
 }

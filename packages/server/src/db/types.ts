@@ -1,3 +1,4 @@
+import type { CheckoutStatus, Flow, JobStatus, MessageStatus, ShipmentStatus } from "@commerce-ingest/shared";
 import type { ColumnType, Generated, Kysely, Selectable, Transaction } from "kysely";
 
 type CreatedAt = ColumnType<Date, never, never>;
@@ -97,7 +98,7 @@ export interface CheckoutTable {
   store_id: number;
   external_id: string;
   customer_id: number;
-  status: string;
+  status: CheckoutStatus;
   abandonment_count: Generated<number>;
   /** Whether the write that last touched the checkout moved it into `abandoned` (or created it). */
   entered_abandoned: Generated<boolean>;
@@ -120,7 +121,7 @@ export interface ShipmentTable {
   tracking_number: string | null;
   tracking_url: string | null;
   carrier: string | null;
-  status: string | null;
+  status: ShipmentStatus | null;
   /** Whether the write that last touched the shipment changed its status (or created it). */
   status_changed: Generated<boolean>;
   metadata: Json;
@@ -128,15 +129,16 @@ export interface ShipmentTable {
   updated_at: UpdatedAt;
 }
 
-export type JobStatus = "pending" | "running" | "succeeded" | "failed" | "cancelled";
-export type MessageStatus = "pending" | "sent" | "failed";
+export type { JobStatus, MessageStatus };
+/** The kinds of record an automation job is about. */
+export type RecordType = "order" | "checkout" | "customer" | "shipment";
 
 export interface AutomationJobTable {
   id: Generated<number>;
   store_id: number;
-  flow: string;
+  flow: Flow;
   dedupe_key: string;
-  record_type: string;
+  record_type: RecordType;
   record_id: number;
   record_external_id: string;
   customer_id: number | null;
@@ -156,7 +158,7 @@ export interface MessageTable {
   id: Generated<string>;
   store_id: number;
   job_id: number;
-  flow: string;
+  flow: Flow;
   customer_id: number | null;
   contact_id: number | null;
   to_phone: string | null;
@@ -197,6 +199,8 @@ export interface Database {
 export type Db = Kysely<Database>;
 /** A database handle or an open transaction: repositories accept either. */
 export type Executor = Kysely<Database> | Transaction<Database>;
+/** An open transaction: what a repository function takes when it locks rows (a lock outside one ends at once). */
+export type Trx = Transaction<Database>;
 
 export type TeamRow = Selectable<TeamTable>;
 export type StoreRow = Selectable<StoreTable>;

@@ -1,3 +1,4 @@
+import type { CheckoutStatus } from "@commerce-ingest/shared";
 import { sql } from "kysely";
 import { now, wasInserted } from "../../db/sql.js";
 import type { Executor } from "../../db/types.js";
@@ -24,7 +25,7 @@ export function upsertCheckout(db: Executor, storeId: number, checkout: Checkout
     .onConflict((oc) =>
       oc.columns(["store_id", "external_id"]).doUpdateSet({
         ...changes,
-        status: sql<string>`case when checkouts.status = 'active' then 'abandoned' else checkouts.status end`,
+        status: sql<CheckoutStatus>`case when checkouts.status = 'active' then 'abandoned' else checkouts.status end`,
         abandonment_count: sql<number>`checkouts.abandonment_count + case when checkouts.status = 'active' then 1 else 0 end`,
         entered_abandoned: sql<boolean>`checkouts.status = 'active'`,
         updated_at: now(),
@@ -43,7 +44,7 @@ export function updateCheckout(
   db: Executor,
   storeId: number,
   externalId: string,
-  changes: Partial<Omit<CheckoutWrite, "external_id">> & { status?: string },
+  changes: Partial<Omit<CheckoutWrite, "external_id">> & { status?: CheckoutStatus },
 ) {
   // Entering `abandoned` from another state is a new abandonment.
   const entering = changes.status === "abandoned";

@@ -1,7 +1,7 @@
 import type { Checkout, CheckoutInput, CheckoutPatch, CheckoutStatus } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/auth.middleware.js";
-import * as triggers from "../../automations/triggers.js";
-import type { TriggerOptions } from "../../automations/triggers.js";
+import { checkoutRecoveryJobs, type TriggerOptions } from "../../automations/flows/index.js";
+import { enqueueJobs } from "../../automations/jobs.repository.js";
 import { inTransaction } from "../../db/transaction.js";
 import type { CheckoutRow, Db } from "../../db/types.js";
 import { AppError } from "../../errors.js";
@@ -16,7 +16,7 @@ export function toCheckout(row: CheckoutRow): Checkout {
   return {
     external_id: row.external_id,
     store_id: row.store_id,
-    status: row.status as CheckoutStatus,
+    status: row.status,
     total_price: formatMoney(row.total_price),
     currency: row.currency,
     recovery_url: row.recovery_url,
@@ -42,7 +42,7 @@ export async function upsertCheckout(
       ...presentOnly({ recovery_url: input.recovery_url }),
       ...sharedOptionalColumns(input),
     });
-    await triggers.record(trx, [...jobs, ...(await triggers.checkoutJobs(trx, store, row, options))]);
+    await enqueueJobs(trx, [...jobs, ...(await checkoutRecoveryJobs(trx, store, row, options))]);
     return { checkout: toCheckout(row), created: inserted };
   });
 }
@@ -63,7 +63,7 @@ export async function updateCheckout(
   const row = await inTransaction(db, async (trx) => {
     if (Object.keys(changes).length === 0) return repo.findCheckout(trx, store.id, externalId);
     const updated = await repo.updateCheckout(trx, store.id, externalId, changes);
-    if (updated) await triggers.record(trx, await triggers.checkoutJobs(trx, store, updated, options));
+    if (updated) await enqueueJobs(trx, await checkoutRecoveryJobs(trx, store, updated, options));
     return updated;
   });
   if (!row) throw new AppError("CHECKOUT_NOT_FOUND");

@@ -1,8 +1,8 @@
 import type { Customer, CustomerInput } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/auth.middleware.js";
-import * as triggers from "../../automations/triggers.js";
-import type { TriggerOptions } from "../../automations/triggers.js";
-import type { NewJob } from "../../automations/jobs.repository.js";
+import { customerErased } from "../../automations/erasure.js";
+import { contactSyncJobs, type TriggerOptions } from "../../automations/flows/index.js";
+import { enqueueJobs, type NewJob } from "../../automations/jobs.repository.js";
 import type { CustomerRow, Db, Executor } from "../../db/types.js";
 import { textArray } from "../../db/sql.js";
 import { inTransaction } from "../../db/transaction.js";
@@ -69,7 +69,7 @@ export async function upsertCustomerIn(
   if (input.orders_count !== undefined) fields.orders_count = input.orders_count ?? 0;
 
   const { inserted, ...row } = await repo.upsertCustomer(trx, store.id, key, fields);
-  return { row, created: inserted, jobs: triggers.customerJobs(store, row, options) };
+  return { row, created: inserted, jobs: contactSyncJobs(store, row, options) };
 }
 
 export async function upsertCustomer(
@@ -81,7 +81,7 @@ export async function upsertCustomer(
   const phone = requirePhone(input.phone, store);
   const { row, created } = await inTransaction(db, async (trx) => {
     const upserted = await upsertCustomerIn(trx, store, input, phone, options);
-    await triggers.record(trx, upserted.jobs);
+    await enqueueJobs(trx, upserted.jobs);
     return upserted;
   });
   return { customer: toCustomer(row), created };
@@ -93,6 +93,6 @@ export async function eraseCustomer(db: Db, store: StoreContext, externalId: str
   if (unstorableText(externalId)) return;
   await inTransaction(db, async (trx) => {
     const erased = await repo.eraseCustomer(trx, store.id, externalId);
-    if (erased !== undefined) await triggers.customerErased(trx, erased);
+    if (erased !== undefined) await customerErased(trx, erased);
   });
 }

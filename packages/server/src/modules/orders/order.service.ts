@@ -1,7 +1,7 @@
 import type { Order, OrderInput, OrderPatch } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/auth.middleware.js";
-import * as triggers from "../../automations/triggers.js";
-import type { TriggerOptions } from "../../automations/triggers.js";
+import { cancelRecoveriesForOrder, postPurchaseJobs, type TriggerOptions } from "../../automations/flows/index.js";
+import { enqueueJobs } from "../../automations/jobs.repository.js";
 import { inTransaction } from "../../db/transaction.js";
 import type { Db, OrderRow } from "../../db/types.js";
 import { AppError } from "../../errors.js";
@@ -43,8 +43,8 @@ export async function upsertOrder(
       ...presentOnly({ financial_status: input.financial_status, fulfillment_status: input.fulfillment_status }),
       ...sharedOptionalColumns(input),
     });
-    await triggers.orderPlaced(trx, store, row, customer);
-    await triggers.record(trx, [...jobs, ...triggers.orderJobs(store, row, inserted, options)]);
+    await cancelRecoveriesForOrder(trx, store, row, customer);
+    await enqueueJobs(trx, [...jobs, ...postPurchaseJobs(store, row, inserted, options)]);
     return { order: toOrder(row), created: inserted };
   });
 }

@@ -1,3 +1,4 @@
+import type { ShipmentStatus } from "@commerce-ingest/shared";
 import { sql } from "kysely";
 import { now, wasInserted } from "../../db/sql.js";
 import type { Executor } from "../../db/types.js";
@@ -8,7 +9,7 @@ export type ShipmentWrite = {
   tracking_number?: string | null;
   tracking_url?: string | null;
   carrier?: string | null;
-  status?: string | null;
+  status?: ShipmentStatus | null;
   metadata?: string | null;
 };
 

@@ -1,7 +1,7 @@
 import type { Shipment, ShipmentInput, ShipmentStatus } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/auth.middleware.js";
-import * as triggers from "../../automations/triggers.js";
-import type { TriggerOptions } from "../../automations/triggers.js";
+import { shippingNotificationJobs, type TriggerOptions } from "../../automations/flows/index.js";
+import { enqueueJobs } from "../../automations/jobs.repository.js";
 import { inTransaction } from "../../db/transaction.js";
 import type { Db, ShipmentRow } from "../../db/types.js";
 import { AppError } from "../../errors.js";
@@ -16,7 +16,7 @@ export function toShipment(row: ShipmentRow): Shipment {
     tracking_number: row.tracking_number,
     tracking_url: row.tracking_url,
     carrier: row.carrier,
-    status: row.status as ShipmentStatus | null,
+    status: row.status,
   };
 }
 
@@ -44,7 +44,7 @@ export async function upsertShipment(
       }),
       ...sharedOptionalColumns({ metadata: input.metadata }),
     });
-    await triggers.record(trx, triggers.shipmentJobs(store, row, order.customer_id, options));
+    await enqueueJobs(trx, shippingNotificationJobs(store, row, order.customer_id, options));
     return { shipment: toShipment(row), created: inserted };
   });
 }

@@ -1,0 +1,74 @@
+import { z } from "zod";
+import type { CheckoutRow, CustomerRow, Executor, OrderRow } from "../../db/types.js";
+import { formatMoney } from "../../money.js";
+import { cancelPendingJobs, cancelRecoveriesOfContactBefore, type NewJob } from "../jobs.repository.js";
+import { defineFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
+import { findCheckoutForRecovery } from "./flow.repository.js";
+
+const ORDERED = "the customer placed an order after abandoning the checkout";
+
+/**
+ * Brings the customer back to an abandoned checkout, after the store's delay:
+ * once per abandonment. Cancelled when the checkout leaves `abandoned`, the
+ * customer orders, or the customer is erased.
+ */
+export const checkoutRecovery = defineFlow({
+  flow: "checkout_recovery",
+  recordType: "checkout",
+  /** Which abandonment of the checkout this job is for: a later one supersedes it. */
+  payload: z.object({ abandonment: z.number().int().positive() }),
+  async handle(trx, job, payload) {
+    const row = await findCheckoutForRecovery(trx, job.record_id);
+    if (!row) return skip("the checkout no longer exists");
+    if (row.status !== "abandoned") return skip(`the checkout became ${row.status}`);
+    if (row.abandonment_count !== payload.abandonment) return skip("a later abandonment superseded this one");
+    const to = recipientOf(row);
+    if (!to) return skip(ERASED);
+    if (row.ordered_since) return skip(ORDERED);
+    return {
+      send: true,
+      recipient: to,
+      content: {
+        template: "checkout_recovery",
+        first_name: to.first_name,
+        checkout: { external_id: row.external_id, total_price: formatMoney(row.total_price), currency: row.currency, recovery_url: row.recovery_url },
+      },
+    };
+  },
+});
+
+/**
+ * Fires when this write moved the checkout into `abandoned` (or created it so),
+ * never for an abandoned checkout it merely touched. A checkout that left
+ * `abandoned` has its pending recovery cancelled at once, backfill or not.
+ */
+export async function checkoutRecoveryJobs(trx: Executor, store: TriggerStore, checkout: CheckoutRow, options: TriggerOptions): Promise<NewJob[]> {
+  if (checkout.status !== "abandoned") {
+    await cancelPendingJobs(trx, { flow: "checkout_recovery", record_type: "checkout", record_ids: [checkout.id] }, `the checkout became ${checkout.status}`);
+    return [];
+  }
+  if (options.backfill || !checkout.entered_abandoned) return [];
+  return [
+    checkoutRecovery.job(
+      {
+        store_id: store.id,
+        dedupe_key: `checkout_recovery:${checkout.id}:${checkout.abandonment_count}`,
+        record_id: checkout.id,
+        record_external_id: checkout.external_id,
+        customer_id: checkout.customer_id,
+        delaySeconds: store.recoveryDelaySeconds,
+      },
+      { abandonment: checkout.abandonment_count },
+    ),
+  ];
+}
+
+/**
+ * Any order cancels the pending recoveries of checkouts its customer abandoned
+ * before placing it. The same person may check out as a guest and order with
+ * an account, so they are matched by their contact (phone).
+ */
+export async function cancelRecoveriesForOrder(trx: Executor, store: TriggerStore, order: OrderRow, customer: CustomerRow): Promise<void> {
+  if (customer.contact_id === null) return;
+  await cancelRecoveriesOfContactBefore(trx, store.id, customer.contact_id, order.placed_at, ORDERED);
+}

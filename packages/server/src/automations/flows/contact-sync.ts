@@ -1,0 +1,49 @@
+import { z } from "zod";
+import type { CustomerRow } from "../../db/types.js";
+import { defineFlow, ERASED, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
+import { findCustomerForSync, writeContactProfile } from "./flow.repository.js";
+
+/** Keeps the messaging contact's profile (names, e-mail, locale, tags, lifetime value, orders) in step with the customer. */
+export const contactSync = defineFlow({
+  flow: "contact_sync",
+  recordType: "customer",
+  /** The profile version this job syncs: a later change supersedes it. */
+  payload: z.object({ profile_version: z.number().int().positive() }),
+  async handle(trx, job, payload) {
+    const customer = await findCustomerForSync(trx, job.record_id);
+    if (!customer || customer.deleted_at !== null || customer.contact_id === null) return skip(ERASED);
+    if (customer.profile_version !== payload.profile_version) return skip("a later change superseded this one");
+    const profile = {
+      first_name: customer.first_name,
+      last_name: customer.last_name,
+      email: customer.email,
+      locale: customer.locale,
+      tags: customer.tags,
+      lifetime_value: customer.lifetime_value,
+      orders_count: customer.orders_count,
+    };
+    await writeContactProfile(trx, customer.contact_id, profile);
+    return {
+      send: true,
+      recipient: { id: customer.id, contact_id: customer.contact_id, phone: customer.phone, first_name: customer.first_name },
+      content: { template: "contact_sync", profile: { phone: customer.phone, ...profile } },
+    };
+  },
+});
+
+/** Fires when this write created the customer or changed a synced field: once per profile version. */
+export function contactSyncJobs(store: TriggerStore, customer: CustomerRow, options: TriggerOptions) {
+  if (options.backfill || !customer.profile_changed || customer.external_id === null) return [];
+  return [
+    contactSync.job(
+      {
+        store_id: store.id,
+        dedupe_key: `contact_sync:${customer.id}:${customer.profile_version}`,
+        record_id: customer.id,
+        record_external_id: customer.external_id,
+        customer_id: customer.id,
+      },
+      { profile_version: customer.profile_version },
+    ),
+  ];
+}

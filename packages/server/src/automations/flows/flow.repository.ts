@@ -1,0 +1,86 @@
+import { textArray } from "../../db/sql.js";
+import type { Executor, Trx } from "../../db/types.js";
+
+/**
+ * What the flows read and write when they run. Each read holds the customer's
+ * row (at least `for key share`), so an erasure waits for the job's transaction
+ * to end, and then redacts its message, rather than slipping in between.
+ */
+
+/** Columns of the joined customer (`cu`) every flow needs; erased customers are recognised by `deleted_at`. */
+const customerColumns = ["cu.id as customer_id", "cu.contact_id", "cu.phone", "cu.first_name", "cu.deleted_at"] as const;
+
+export function findOrderForMessage(trx: Trx, orderId: number) {
+  return trx
+    .selectFrom("orders as o")
+    .innerJoin("customers as cu", "cu.id", "o.customer_id")
+    .select(["o.external_id", "o.total_price", "o.currency", "o.placed_at", ...customerColumns])
+    .where("o.id", "=", orderId)
+    .forKeyShare("cu")
+    .executeTakeFirst();
+}
+
+/** The checkout with its customer, and whether anyone with the customer's contact ordered after it was abandoned. */
+export function findCheckoutForRecovery(trx: Trx, checkoutId: number) {
+  return trx
+    .selectFrom("checkouts as c")
+    .innerJoin("customers as cu", "cu.id", "c.customer_id")
+    .select(["c.external_id", "c.status", "c.abandonment_count", "c.total_price", "c.currency", "c.recovery_url", ...customerColumns])
+    .select((eb) =>
+      eb
+        .exists(
+          eb
+            .selectFrom("orders as o")
+            .innerJoin("customers as buyer", "buyer.id", "o.customer_id")
+            .select("o.id")
+            .whereRef("o.store_id", "=", "c.store_id")
+            .whereRef("buyer.contact_id", "=", "cu.contact_id")
+            .whereRef("o.placed_at", ">", "c.abandoned_at"),
+        )
+        .as("ordered_since"),
+    )
+    .where("c.id", "=", checkoutId)
+    .forUpdate(["c", "cu"])
+    .executeTakeFirst();
+}
+
+export function findCustomerForSync(trx: Trx, customerId: number) {
+  return trx.selectFrom("customers").selectAll().where("id", "=", customerId).forKeyShare().executeTakeFirst();
+}
+
+export type ContactProfile = {
+  first_name: string | null;
+  last_name: string | null;
+  email: string | null;
+  locale: string | null;
+  tags: string[];
+  lifetime_value: number;
+  orders_count: number;
+};
+
+/** The messaging app's view of the contact, as a sync leaves it. */
+export async function writeContactProfile(trx: Trx, contactId: number, profile: ContactProfile): Promise<void> {
+  await trx
+    .updateTable("contacts")
+    .set({ ...profile, tags: textArray(profile.tags), synced_at: new Date() })
+    .where("id", "=", contactId)
+    .execute();
+}
+
+export function findShipmentForMessage(trx: Trx, shipmentId: number) {
+  return trx
+    .selectFrom("shipments as s")
+    .innerJoin("orders as o", "o.id", "s.order_id")
+    .innerJoin("customers as cu", "cu.id", "o.customer_id")
+    .select(["s.external_id", "s.status", "s.carrier", "s.tracking_number", "s.tracking_url", "o.external_id as order_external_id", ...customerColumns])
+    .where("s.id", "=", shipmentId)
+    .forKeyShare("cu")
+    .executeTakeFirst();
+}
+
+/** True when the customer is gone or erased: checked again just before a message leaves the process. */
+export async function isCustomerErased(db: Executor, customerId: number | null): Promise<boolean> {
+  if (customerId === null) return true;
+  const customer = await db.selectFrom("customers").select("deleted_at").where("id", "=", customerId).executeTakeFirst();
+  return !customer || customer.deleted_at !== null;
+}

@@ -1,0 +1,39 @@
+import { z } from "zod";
+import type { OrderRow } from "../../db/types.js";
+import { formatMoney } from "../../money.js";
+import { formatTimestamp } from "../../time.js";
+import { defineFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
+import { findOrderForMessage } from "./flow.repository.js";
+
+/** Thanks the customer for an order: once per order, when it is created. */
+export const postPurchase = defineFlow({
+  flow: "post_purchase",
+  recordType: "order",
+  payload: z.object({}),
+  async handle(trx, job) {
+    const row = await findOrderForMessage(trx, job.record_id);
+    if (!row) return skip("the order no longer exists");
+    const to = recipientOf(row);
+    if (!to) return skip(ERASED);
+    return {
+      send: true,
+      recipient: to,
+      content: {
+        template: "post_purchase",
+        first_name: to.first_name,
+        order: { external_id: row.external_id, total_price: formatMoney(row.total_price), currency: row.currency, placed_at: formatTimestamp(row.placed_at) },
+      },
+    };
+  },
+});
+
+/** Fires when the write created the order (an update never does). */
+export function postPurchaseJobs(store: TriggerStore, order: OrderRow, created: boolean, options: TriggerOptions) {
+  if (!created || options.backfill) return [];
+  return [
+    postPurchase.job(
+      { store_id: store.id, dedupe_key: `post_purchase:${order.id}`, record_id: order.id, record_external_id: order.external_id, customer_id: order.customer_id },
+      {},
+    ),
+  ];
+}

@@ -1,0 +1,31 @@
+import { z } from "zod";
+import { externalIdSchema, httpUrlSchema, LIMITS, metadataSchema } from "./common.js";
+
+export const SHIPMENT_STATUSES = ["pending", "in_transit", "delivered", "failed", "returned"] as const;
+export const shipmentStatusSchema = z.enum(SHIPMENT_STATUSES);
+
+export const shipmentInputSchema = z.object({
+  external_id: externalIdSchema,
+  order_external_id: externalIdSchema,
+  tracking_number: z.string().max(LIMITS.name).nullish(),
+  tracking_url: httpUrlSchema.nullish(),
+  carrier: z.string().max(LIMITS.name).nullish(),
+  status: shipmentStatusSchema.nullish(),
+  metadata: metadataSchema.nullish(),
+});
+
+export const shipmentSchema = z
+  .object({
+    external_id: z.string(),
+    store_id: z.number().int(),
+    order_id: z.number().int().meta({ description: "The service's internal id of the linked order" }),
+    tracking_number: z.string().nullable(),
+    tracking_url: z.string().nullable(),
+    carrier: z.string().nullable(),
+    status: shipmentStatusSchema.nullable(),
+  })
+  .meta({ id: "Shipment" });
+
+export type ShipmentStatus = z.infer<typeof shipmentStatusSchema>;
+export type ShipmentInput = z.input<typeof shipmentInputSchema>;
+export type Shipment = z.infer<typeof shipmentSchema>;
