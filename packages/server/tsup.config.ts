@@ -1,7 +1,8 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: { main: "src/main.ts", worker: "src/worker-main.ts", migrate: "src/migrate.ts", admin: "src/cli/admin.ts" },
+  // Each entry point lives in src/bin; the built file names are what `pnpm start`, `worker`, `migrate` and `admin` run.
+  entry: { main: "src/bin/main.ts", worker: "src/bin/worker.ts", migrate: "src/bin/migrate.ts", admin: "src/bin/admin.ts" },
   format: ["esm"],
   clean: true,
   sourcemap: true,

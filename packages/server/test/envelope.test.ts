@@ -201,6 +201,24 @@ describe("OpenAPI document", () => {
     expect(Object.keys(document.paths).every((path: string) => path.startsWith("/api/v1/"))).toBe(true);
   });
 
+  it("documents each operation's own errors, as its procedure declares them", async () => {
+    const document = (await server.request("GET", "/api/v1/openapi.json")).body;
+    const shipments = document.paths["/api/v1/stores/{store_id}/shipments"].post;
+    const unprocessable = shipments.responses["422"].content["application/json"].examples;
+    expect(unprocessable.SHIPMENT_ORDER_NOT_FOUND.value).toEqual({
+      error: "Order not found",
+      details: [{ path: "order_external_id", message: "no order of this store has this external_id" }],
+    });
+    expect(unprocessable.VALIDATION_FAILED.value).toMatchObject({ error: "Invalid request body", details: [expect.objectContaining({ path: expect.any(String) })] });
+    const checkoutPatch = document.paths["/api/v1/stores/{store_id}/checkouts/{external_id}"].patch;
+    expect(Object.values(checkoutPatch.responses["404"].content["application/json"].examples)).toContainEqual({ value: { error: "Checkout not found" } });
+    expect(checkoutPatch.requestBody.content["application/json"].schema.properties).toHaveProperty("status");
+    const erase = document.paths["/api/v1/stores/{store_id}/customers/{external_id}"].delete;
+    expect(erase.requestBody).toBeUndefined();
+    expect(erase.responses["422"]).toBeUndefined();
+    expect(Object.keys(erase.responses).sort()).toEqual(["204", "401", "403", "404", "429", "500", "503"]);
+  });
+
   it("serves an interactive reference at /docs with its assets", async () => {
     const page = await server.request("GET", "/docs");
     expect(page.status).toBe(200);

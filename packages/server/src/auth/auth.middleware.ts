@@ -1,23 +1,8 @@
 import { baseProcedure, middleware } from "../trpc.js";
 import { AppError } from "../errors.js";
 import { bearerToken, hashApiKey, looksLikeApiKey, secretsEqual } from "./api-key.js";
+import { parseStoreId, type StoreContext } from "./store-context.js";
 import { findKeyAccess } from "./tenant.repository.js";
-
-/** The store a request is authorized for, as procedures see it. */
-export type StoreContext = {
-  id: number;
-  teamId: number;
-  country: string | null;
-  recoveryDelaySeconds: number;
-};
-
-/** A positive integer that fits the id column exactly; anything else names no store. */
-function parseStoreId(value: unknown): number | undefined {
-  const text = typeof value === "number" ? String(value) : value;
-  if (typeof text !== "string" || !/^[1-9][0-9]{0,15}$/.test(text)) return undefined;
-  const id = Number(text);
-  return Number.isSafeInteger(id) ? id : undefined;
-}
 
 function rawStoreId(raw: unknown): unknown {
   return typeof raw === "object" && raw !== null && "store_id" in raw ? raw.store_id : undefined;

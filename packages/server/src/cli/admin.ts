@@ -117,7 +117,8 @@ function readToken(): string {
   }
 }
 
-async function main(args: string[]): Promise<number> {
+/** Runs one admin command; resolves to the process exit code (2 for usage, 1 for a refused or failed call). */
+export async function runAdmin(args: string[]): Promise<number> {
   if (args.length === 0 || args.includes("--help") || args.includes("-h")) {
     console.log(USAGE);
     return args.length === 0 ? 2 : 0;
@@ -155,4 +156,3 @@ async function main(args: string[]): Promise<number> {
   return 0;
 }
 
-process.exitCode = await main(process.argv.slice(2));

@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from "kysely";
-import type { Executor } from "./types.js";
+import type { Trx } from "./types.js";
 
 /** A text[] value written the same way on PostgreSQL and the embedded database. */
 export function textArray(values: readonly string[]): RawBuilder<string[]> {
@@ -15,7 +15,7 @@ export const wasInserted = sql<boolean>`(xmax = 0)`;
  * Runs `work` so that its failure undoes only its own statements, leaving the
  * surrounding transaction usable.
  */
-export async function inSavepoint<T>(db: Executor, name: string, work: () => Promise<T>): Promise<T | undefined> {
+export async function inSavepoint<T>(db: Trx, name: string, work: () => Promise<T>): Promise<T | undefined> {
   await sql.raw(`savepoint ${name}`).execute(db);
   try {
     const result = await work();

@@ -1,6 +1,9 @@
-import { ERRORS, errorBodySchema, type ErrorCode } from "@commerce-ingest/shared";
+import { ERRORS, errorBodySchema, type ErrorBody, type ErrorCode } from "@commerce-ingest/shared";
 import type { AnyRouter } from "@trpc/server";
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
+import { createSchema } from "zod-openapi";
+import type { ProcedureContract } from "../trpc.js";
+import { listRestRoutes } from "./rest.js";
 
 type Operation = { responses?: Record<string, unknown>; requestBody?: unknown; security?: unknown; parameters?: Array<Record<string, unknown>> };
 
@@ -19,20 +22,55 @@ const backfillHeader = {
   schema: { type: "string", example: "true" },
 };
 const requestIdResponseHeader = { "X-Request-Id": { description: "The request's id: yours, or a new one", schema: { type: "string" } } };
+const retryAfter = { "Retry-After": { description: "Seconds to wait before trying again", schema: { type: "integer" } } };
+
+/** What each error status means, and the headers it carries. */
+const ERROR_STATUSES: Record<number, { description: string; headers?: Record<string, unknown> }> = {
+  400: { description: "The body is not valid JSON" },
+  401: { description: "No key, or a key that is unknown or deleted" },
+  403: { description: "The key does not authorize this store" },
+  404: { description: "The store (or the record) does not exist, or the store is paused" },
+  413: { description: "The body is over the size limit" },
+  415: { description: "The body is not sent as application/json" },
+  422: { description: "The body fails validation or a rule of the resource; `details` names each failing field" },
+  429: { description: "Too many requests for this key", headers: retryAfter },
+  500: { description: "Unexpected failure" },
+  503: { description: "The database is unreachable", headers: retryAfter },
+};
+
+/** Example bodies where the message alone would not show the shape. */
+const EXAMPLE_BODIES: Partial<Record<ErrorCode, ErrorBody>> = {
+  VALIDATION_FAILED: { error: ERRORS.VALIDATION_FAILED.message, details: [{ path: "customer.phone", message: "is not a valid phone number" }] },
+  SHIPMENT_ORDER_NOT_FOUND: {
+    error: ERRORS.SHIPMENT_ORDER_NOT_FOUND.message,
+    details: [{ path: "order_external_id", message: "no order of this store has this external_id" }],
+  },
+};
 
 const errorRef = { $ref: "#/components/schemas/Error" };
 
-function errorResponse(description: string, codes: ErrorCode[], headers?: Record<string, unknown>) {
-  const examples = Object.fromEntries(codes.map((code) => [code, { value: { error: ERRORS[code].message } }]));
-  return { description, ...(headers ? { headers } : {}), content: { "application/json": { schema: errorRef, examples } } };
+/** One response per status the procedure declares, each error status with an example per code. */
+function responsesOf(contract: ProcedureContract, success: { content?: unknown } | undefined): Record<string, unknown> {
+  const responses: Record<string, { description: string; headers?: Record<string, unknown>; content?: unknown }> = {};
+  for (const [status, description] of Object.entries(contract.success)) {
+    responses[status] = status === "204" ? { description } : { description, content: success?.content };
+  }
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of contract.errors) byStatus.set(ERRORS[code].status, [...(byStatus.get(ERRORS[code].status) ?? []), code]);
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const meaning = ERROR_STATUSES[status] ?? { description: "Error" };
+    const examples = Object.fromEntries(codes.map((code) => [code, { value: EXAMPLE_BODIES[code] ?? { error: ERRORS[code].message } }]));
+    responses[String(status)] = { ...meaning, content: { "application/json": { schema: errorRef, examples } } };
+  }
+  for (const response of Object.values(responses)) response.headers = { ...requestIdResponseHeader, ...response.headers };
+  return responses;
 }
 
-const retryAfter = { "Retry-After": { description: "Seconds to wait before trying again", schema: { type: "integer" } } };
-
 /**
- * The document trpc-to-openapi derives from the procedures, completed with what
- * only the contract knows: 201/200 on upserts, 204 on erasure, and every error
- * status with our `{ error, details? }` schema.
+ * The document trpc-to-openapi derives from the procedures (paths, parameters,
+ * response schemas), completed from each procedure's declared contract: its
+ * body, its success statuses and every error it can answer, with our
+ * `{ error, details? }` schema.
  */
 export function buildOpenApiDocument(appRouter: AnyRouter): OpenAPIObject {
   const document = generateOpenApiDocument(appRouter, {
@@ -49,49 +87,17 @@ export function buildOpenApiDocument(appRouter: AnyRouter): OpenAPIObject {
     defs: { Error: errorBodySchema },
   });
 
-  for (const [path, item] of Object.entries(document.paths ?? {})) {
-    for (const [method, operation] of Object.entries(item as Record<string, Operation>)) {
-      const success = operation.responses?.["200"] as { content?: unknown } | undefined;
-      const responses: Record<string, unknown> = {};
-      const isUpsert = method === "post";
-      if (method === "delete") {
-        responses["204"] = { description: "Done; no body" };
-      } else if (isUpsert) {
-        responses["201"] = { description: "Created: the key was new (or the customer had been erased)", content: success?.content };
-        responses["200"] = { description: "Updated: a record with this key existed", content: success?.content };
-      } else {
-        responses["200"] = { description: "Updated", content: success?.content };
-      }
-      if (operation.requestBody) {
-        responses["400"] = errorResponse("The body is not valid JSON", ["MALFORMED_JSON"]);
-      }
-      responses["401"] = errorResponse("No key, or a key that is unknown or deleted", ["API_KEY_MISSING", "API_KEY_INVALID"]);
-      responses["403"] = errorResponse("The key does not authorize this store", ["STORE_FORBIDDEN"]);
-      const notFound: ErrorCode[] = ["STORE_NOT_FOUND"];
-      if (path.endsWith("/orders/{external_id}")) notFound.push("ORDER_NOT_FOUND");
-      if (path.endsWith("/checkouts/{external_id}")) notFound.push("CHECKOUT_NOT_FOUND");
-      responses["404"] = errorResponse("The store (or the record) does not exist, or the store is paused", notFound);
-      if (operation.requestBody) {
-        responses["413"] = errorResponse("The body is over the size limit", ["BODY_TOO_LARGE"]);
-        responses["415"] = errorResponse("The body is not sent as application/json", ["UNSUPPORTED_MEDIA_TYPE"]);
-        responses["422"] = errorResponse("The body fails validation; `details` names each failing field", ["VALIDATION_FAILED"]);
-      }
-      responses["429"] = errorResponse("Too many requests for this key", ["RATE_LIMITED"], retryAfter);
-      responses["500"] = errorResponse("Unexpected failure", ["INTERNAL"]);
-      responses["503"] = errorResponse("The database is unreachable", ["SERVICE_UNAVAILABLE"], retryAfter);
-      for (const response of Object.values(responses) as Array<{ headers?: Record<string, unknown> }>) {
-        response.headers = { ...requestIdResponseHeader, ...response.headers };
-      }
-      operation.responses = responses;
-      operation.security = [{ bearerAuth: [] }];
-      operation.parameters = [
-        ...(operation.parameters ?? []).map((parameter) =>
-          parameter.name === "external_id" ? { ...parameter, description: "The record's external_id, percent-encoded (any character is allowed)" } : parameter,
-        ),
-        requestIdHeader,
-        ...(method === "post" || method === "patch" ? [backfillHeader] : []),
-      ];
+  for (const route of listRestRoutes(appRouter)) {
+    const method = route.method.toLowerCase();
+    const operation = (document.paths?.[route.path] as Record<string, Operation> | undefined)?.[method];
+    if (!operation || !route.contract) continue;
+    const { contract } = route;
+    if (contract.body) {
+      operation.requestBody = { required: true, content: { "application/json": { schema: createSchema(contract.body, { io: "input" }).schema } } };
     }
+    operation.responses = responsesOf(contract, operation.responses?.["200"] as { content?: unknown } | undefined);
+    operation.security = [{ bearerAuth: [] }];
+    operation.parameters = [...(operation.parameters ?? []), requestIdHeader, ...(method === "post" || method === "patch" ? [backfillHeader] : [])];
   }
 
   // The library's own error shapes are never what this API answers with.

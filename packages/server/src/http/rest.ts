@@ -1,7 +1,7 @@
 import type { AnyProcedure, AnyRouter } from "@trpc/server";
 import express, { type Request, type Response } from "express";
-import type { OpenApiMeta } from "trpc-to-openapi";
 import type { Context } from "../context.js";
+import type { Meta, ProcedureContract } from "../trpc.js";
 import type { AppError } from "../errors.js";
 import { readJsonObject } from "./json-body.js";
 import { sendError, sendErrorCode, toErrorResponse } from "./errors.js";
@@ -13,6 +13,8 @@ export type RestRoute = {
   /** The documented path, `{param}` style. */
   path: string;
   procedurePath: string;
+  /** What the procedure answers, as it declares it. */
+  contract: ProcedureContract | undefined;
 };
 
 const BODY_METHODS = new Set<Method>(["POST", "PATCH", "PUT"]);
@@ -21,8 +23,9 @@ const BODY_METHODS = new Set<Method>(["POST", "PATCH", "PUT"]);
 export function listRestRoutes(appRouter: AnyRouter): RestRoute[] {
   const procedures = appRouter._def.procedures as Record<string, AnyProcedure>;
   return Object.entries(procedures).flatMap(([procedurePath, procedure]) => {
-    const openapi = (procedure._def.meta as OpenApiMeta | undefined)?.openapi;
-    return openapi && openapi.enabled !== false ? [{ method: openapi.method, path: openapi.path, procedurePath }] : [];
+    const meta = procedure._def.meta as Meta | undefined;
+    const openapi = meta?.openapi;
+    return openapi && openapi.enabled !== false ? [{ method: openapi.method, path: openapi.path, procedurePath, contract: meta.contract }] : [];
   });
 }
 

@@ -1,5 +1,5 @@
 import type { Checkout, CheckoutInput, CheckoutPatch, CheckoutStatus } from "@commerce-ingest/shared";
-import type { StoreContext } from "../../auth/auth.middleware.js";
+import type { StoreContext } from "../../auth/store-context.js";
 import { checkoutRecoveryJobs, type TriggerOptions } from "../../automations/flows/index.js";
 import { enqueueJobs } from "../../automations/jobs.repository.js";
 import { inTransaction } from "../../db/transaction.js";
@@ -8,7 +8,7 @@ import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatTimestamp } from "../../time.js";
-import { requirePhone, upsertCustomerIn } from "../customers/customer.service.js";
+import { upsertCustomerIn } from "../customers/customer.service.js";
 import { presentOnly, sharedOptionalColumns } from "../fields.js";
 import * as repo from "./checkout.repository.js";
 
@@ -31,9 +31,8 @@ export async function upsertCheckout(
   input: CheckoutInput,
   options: TriggerOptions,
 ): Promise<{ checkout: Checkout; created: boolean }> {
-  const phone = requirePhone(input.customer.phone, store, "customer.");
   return inTransaction(db, async (trx) => {
-    const { row: customer, jobs } = await upsertCustomerIn(trx, store, input.customer, phone, options);
+    const { row: customer, jobs } = await upsertCustomerIn(trx, store, input.customer, options);
     const { inserted, ...row } = await repo.upsertCheckout(trx, store.id, {
       external_id: input.external_id,
       customer_id: customer.id,

@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from "kysely";
-import type { Executor } from "../../db/types.js";
+import type { Executor, Trx } from "../../db/types.js";
 import { inSavepoint, now, textArray, wasInserted } from "../../db/sql.js";
 
 /** The fields an upsert writes; absent ones keep their stored value. */
@@ -86,7 +86,7 @@ function profileChanged(fields: CustomerFields): RawBuilder<boolean> {
  * freed for a new customer (a phone key is personal data, so it goes too), the
  * link to its contact dropped. Returns the erased customer's id, if there was one.
  */
-export async function eraseCustomer(db: Executor, storeId: number, externalId: string): Promise<number | undefined> {
+export async function eraseCustomer(db: Trx, storeId: number, externalId: string): Promise<number | undefined> {
   const customer = await db
     .selectFrom("customers")
     .select(["id", "contact_id"])
@@ -134,7 +134,7 @@ export async function eraseCustomer(db: Executor, storeId: number, externalId: s
  * asked to be forgotten. A customer linking to it at this very moment wins:
  * the contact then stays.
  */
-async function deleteContactIfUnused(db: Executor, contactId: number): Promise<void> {
+async function deleteContactIfUnused(db: Trx, contactId: number): Promise<void> {
   await inSavepoint(db, "contact_cleanup", () =>
     db
       .deleteFrom("contacts")

@@ -1,5 +1,5 @@
 import type { Customer, CustomerInput } from "@commerce-ingest/shared";
-import type { StoreContext } from "../../auth/auth.middleware.js";
+import type { StoreContext } from "../../auth/store-context.js";
 import { customerErased } from "../../automations/erasure.js";
 import { contactSyncJobs, type TriggerOptions } from "../../automations/flows/index.js";
 import { enqueueJobs, type NewJob } from "../../automations/jobs.repository.js";
@@ -9,7 +9,6 @@ import { inTransaction } from "../../db/transaction.js";
 import { AppError } from "../../errors.js";
 import { unstorableText } from "../../text.js";
 import * as repo from "./customer.repository.js";
-import { normalizePhone } from "./phone.js";
 
 export function toCustomer(row: CustomerRow): Customer {
   return {
@@ -30,30 +29,16 @@ export function uniqueTags(tags: readonly string[] | null | undefined): string[]
   return [...new Set(tags ?? [])];
 }
 
-/**
- * Reads the phone in the store's country, or fails the request with a 422 on
- * `pathPrefix + "phone"` (`customer.phone` for an embedded customer).
- */
-export function requirePhone(phone: string, store: StoreContext, pathPrefix = ""): string {
-  const result = normalizePhone(phone, store.country);
-  if (!result.ok) throw new AppError("VALIDATION_FAILED", [{ path: `${pathPrefix}phone`, message: result.message }]);
-  return result.e164;
-}
-
 /** The customer as stored, whether the upsert created it, and the automation jobs it calls for. */
 export type UpsertedCustomer = { row: CustomerRow; created: boolean; jobs: NewJob[] };
 
 /**
  * Upserts a customer inside the caller's transaction, by the key rule: its
- * `external_id`, else its E.164 phone. `phone` must already be normalised.
+ * `external_id`, else its phone, which arrives in E.164 (the body parser
+ * normalised it in the store's country).
  */
-export async function upsertCustomerIn(
-  trx: Executor,
-  store: StoreContext,
-  input: CustomerInput,
-  phone: string,
-  options: TriggerOptions,
-): Promise<UpsertedCustomer> {
+export async function upsertCustomerIn(trx: Executor, store: StoreContext, input: CustomerInput, options: TriggerOptions): Promise<UpsertedCustomer> {
+  const phone = input.phone;
   const key = input.external_id
     ? { external_id: input.external_id, keyed_by_phone: false }
     : { external_id: phone, keyed_by_phone: true };
@@ -78,9 +63,8 @@ export async function upsertCustomer(
   input: CustomerInput,
   options: TriggerOptions,
 ): Promise<{ customer: Customer; created: boolean }> {
-  const phone = requirePhone(input.phone, store);
   const { row, created } = await inTransaction(db, async (trx) => {
-    const upserted = await upsertCustomerIn(trx, store, input, phone, options);
+    const upserted = await upsertCustomerIn(trx, store, input, options);
     await enqueueJobs(trx, upserted.jobs);
     return upserted;
   });

@@ -1,7 +1,7 @@
 import type { ShipmentStatus } from "@commerce-ingest/shared";
 import { sql } from "kysely";
 import { now, wasInserted } from "../../db/sql.js";
-import type { Executor } from "../../db/types.js";
+import type { Executor, Trx } from "../../db/types.js";
 
 export type ShipmentWrite = {
   external_id: string;
@@ -14,7 +14,7 @@ export type ShipmentWrite = {
 };
 
 /** The store's order with this external id, locked so it cannot vanish under the shipment. */
-export function findOrder(db: Executor, storeId: number, orderExternalId: string) {
+export function findOrder(db: Trx, storeId: number, orderExternalId: string) {
   return db
     .selectFrom("orders")
     .select(["id", "customer_id"])

@@ -1,5 +1,5 @@
 import type { Shipment, ShipmentInput, ShipmentStatus } from "@commerce-ingest/shared";
-import type { StoreContext } from "../../auth/auth.middleware.js";
+import type { StoreContext } from "../../auth/store-context.js";
 import { shippingNotificationJobs, type TriggerOptions } from "../../automations/flows/index.js";
 import { enqueueJobs } from "../../automations/jobs.repository.js";
 import { inTransaction } from "../../db/transaction.js";

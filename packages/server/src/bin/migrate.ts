@@ -1,7 +1,7 @@
-import { openDatabase } from "./db/index.js";
-import { migrateToLatest } from "./db/migrate.js";
-import { loadEnv } from "./env.js";
-import { createLogger } from "./logger.js";
+import { openDatabase } from "../db/index.js";
+import { migrateToLatest } from "../db/migrate.js";
+import { loadEnv } from "../env.js";
+import { createLogger } from "../logger.js";
 
 /** `pnpm migrate`: brings the configured database up to date and exits. */
 const env = loadEnv();

@@ -1,8 +1,8 @@
-import { providerFromEnv, startWorker } from "./automations/index.js";
-import { openDatabase } from "./db/index.js";
-import { migrateToLatest } from "./db/migrate.js";
-import { loadEnv } from "./env.js";
-import { createLogger } from "./logger.js";
+import { providerFromEnv, startWorker } from "../automations/index.js";
+import { openDatabase } from "../db/index.js";
+import { migrateToLatest } from "../db/migrate.js";
+import { loadEnv } from "../env.js";
+import { createLogger } from "../logger.js";
 
 /**
  * `pnpm worker`: runs automations in a process of its own, beside servers
