@@ -93,8 +93,8 @@ export function bindStore<R extends object>(resource: R, storeId: number): Store
   const methods = Object.getOwnPropertyNames(Object.getPrototypeOf(resource)).filter((name) => name !== "constructor");
   const bound: Record<string, unknown> = {};
   for (const name of methods) {
-    const method = (resource as Record<string, unknown>)[name];
-    if (typeof method === "function") bound[name] = (...rest: unknown[]) => method.call(resource, storeId, ...rest);
+    const method: unknown = (resource as Record<string, unknown>)[name];
+    if (typeof method === "function") bound[name] = (...rest: unknown[]): unknown => (method as (...args: unknown[]) => unknown).call(resource, storeId, ...rest);
   }
   return bound as StoreBound<R>;
 }

@@ -7,7 +7,7 @@ type Call = { url: string; init: RequestInit };
 function scriptedFetch(script: Array<{ status: number; body?: unknown; headers?: Record<string, string> } | "hang" | "network">) {
   const calls: Call[] = [];
   const fetchImpl: typeof fetch = async (input, init = {}) => {
-    calls.push({ url: String(input), init });
+    calls.push({ url: input instanceof Request ? input.url : String(input), init });
     const step = script[Math.min(calls.length - 1, script.length - 1)];
     if (step === "network") throw new TypeError("fetch failed");
     if (step === "hang" || step === undefined) {
@@ -105,7 +105,7 @@ describe("retries", () => {
     expect(headers.get("content-type")).toBe("application/json");
     expect(headers.get("x-backfill")).toBe("true");
     expect(call?.init.method).toBe("PATCH");
-    expect(JSON.parse(String(call?.init.body))).toEqual({ financial_status: "paid" });
+    expect(JSON.parse(typeof call?.init.body === "string" ? call.init.body : "")).toEqual({ financial_status: "paid" });
   });
 
   it("reads the key and URL from the environment", () => {

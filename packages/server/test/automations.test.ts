@@ -547,7 +547,7 @@ describe("a worker that lost its lease", () => {
 
   it("with webhook delivery, never logs success and leaves the job to the other worker", async () => {
     const delivered: string[] = [];
-    const provider: MessagingProvider = { name: "webhook", external: true, deliver: async (message) => void delivered.push(message.id) };
+    const provider: MessagingProvider = { name: "webhook", external: true, deliver: (message) => Promise.resolve(void delivered.push(message.id)) };
     const { messages, after } = await runTakenOverJob(provider);
     expect(messages).not.toContain("automation succeeded");
     expect(messages).toContain("automation left to the worker that took it over");

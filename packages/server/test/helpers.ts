@@ -125,7 +125,7 @@ export async function startTestServer(
     if (contentType) headers["Content-Type"] = contentType;
     const response = await fetch(url + path, { method, headers, body });
     const text = await response.text();
-    let parsed: unknown = null;
+    let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : null;
     } catch {

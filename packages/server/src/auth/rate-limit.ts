@@ -15,7 +15,7 @@ export type RateLimitOptions = { requests: number; windowSeconds: number };
  * single process by construction, so memory is exact there.
  */
 export function createRateLimiter(options: RateLimitOptions, pool: pg.Pool | undefined): RateLimiter {
-  if (options.requests === 0) return { consume: async () => ({ allowed: true }) };
+  if (options.requests === 0) return { consume: () => Promise.resolve({ allowed: true }) };
   const limits = { points: options.requests, duration: options.windowSeconds, keyPrefix: "api-key" };
   const limiter: RateLimiterAbstract = pool
     ? new RateLimiterPostgres({ ...limits, storeClient: pool, storeType: "pool", tableName: "rate_limits", tableCreated: true })

@@ -1,4 +1,4 @@
-import type { Activity, AutomationRun, Flow, Message } from "@commerce-ingest/shared";
+import type { Activity, AutomationRun, Message } from "@commerce-ingest/shared";
 import type { Db, JobRow, MessageRow } from "../db/types.js";
 import { formatTimestamp } from "../time.js";
 import { listMessages, listRuns } from "./jobs.repository.js";
@@ -6,7 +6,7 @@ import { listMessages, listRuns } from "./jobs.repository.js";
 function toRun(row: JobRow): AutomationRun {
   return {
     id: row.id,
-    flow: row.flow as Flow,
+    flow: row.flow,
     record_type: row.record_type,
     record_external_id: row.record_external_id,
     status: row.status,
@@ -22,7 +22,7 @@ function toMessage(row: MessageRow): Message {
   return {
     id: row.id,
     run_id: row.job_id,
-    flow: row.flow as Flow,
+    flow: row.flow,
     status: row.status,
     to_phone: row.to_phone,
     content: row.content as Record<string, unknown>,

@@ -22,8 +22,9 @@ export function recordingProvider(logger: Logger): MessagingProvider {
   return {
     name: "record",
     external: false,
-    async deliver(message) {
+    deliver(message) {
       logger.info({ messageId: message.id, storeId: message.store_id, flow: message.flow }, "message recorded");
+      return Promise.resolve();
     },
   };
 }

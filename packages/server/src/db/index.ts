@@ -26,7 +26,7 @@ const pgTypes = {
   getTypeParser(oid: number, format?: "text" | "binary") {
     if (oid === INT8) return (value: string) => Number(value);
     if (oid === NUMERIC) return (value: string) => value;
-    return pg.types.getTypeParser(oid, format);
+    return pg.types.getTypeParser(oid, format) as (value: string) => unknown;
   },
 };
 

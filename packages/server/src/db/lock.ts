@@ -23,6 +23,7 @@ export class DataDirLock {
           throw new Error(
             `The embedded database in ${dataDir} is in use by process ${owner}. ` +
               "Stop it, or point DATA_DIR elsewhere, or set DATABASE_URL to share a PostgreSQL between processes.",
+            { cause: error },
           );
         }
         fs.rmSync(file, { force: true });

@@ -6,9 +6,9 @@ import { migrations } from "./migrations/index.js";
 export async function migrateToLatest(db: Db): Promise<string[]> {
   const migrator = new Migrator({
     db,
-    provider: { getMigrations: async () => migrations },
+    provider: { getMigrations: () => Promise.resolve(migrations) },
   });
   const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
+  if (error) throw error instanceof Error ? error : new Error("migration failed", { cause: error });
   return (results ?? []).filter((result) => result.status === "Success").map((result) => result.migrationName);
 }

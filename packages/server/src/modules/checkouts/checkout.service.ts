@@ -1,4 +1,4 @@
-import type { Checkout, CheckoutInput, CheckoutPatch, CheckoutStatus } from "@commerce-ingest/shared";
+import type { Checkout, CheckoutInput, CheckoutPatch } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/store-context.js";
 import { checkoutRecoveryJobs, type TriggerOptions } from "../../automations/flows/index.js";
 import { enqueueJobs } from "../../automations/jobs.repository.js";

@@ -6,7 +6,6 @@ import { enqueueJobs, type NewJob } from "../../automations/jobs.repository.js";
 import type { CustomerRow, Db, Executor } from "../../db/types.js";
 import { textArray } from "../../db/sql.js";
 import { inTransaction } from "../../db/transaction.js";
-import { AppError } from "../../errors.js";
 import { unstorableText } from "../../text.js";
 import * as repo from "./customer.repository.js";
 

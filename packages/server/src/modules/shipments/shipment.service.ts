@@ -1,4 +1,4 @@
-import type { Shipment, ShipmentInput, ShipmentStatus } from "@commerce-ingest/shared";
+import type { Shipment, ShipmentInput } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/store-context.js";
 import { shippingNotificationJobs, type TriggerOptions } from "../../automations/flows/index.js";
 import { enqueueJobs } from "../../automations/jobs.repository.js";
