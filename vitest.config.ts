@@ -23,6 +23,8 @@ export default defineConfig(async () => {
   if (!process.env.INGEST_TEST_DATABASES_SAID) console.log(postgresUrl ? `Integration tests: embedded and PostgreSQL (${new URL(postgresUrl).host})` : "Integration tests: embedded only (no PostgreSQL found; set TEST_DATABASE_URL)");
   process.env.INGEST_TEST_DATABASES_SAID = "1";
   const integration = ["packages/server/test/**/*.test.ts"];
+  // Tests where the database does not matter run on one of them only: PostgreSQL when the run has it.
+  const databases = postgresUrl ? "embedded,postgres" : "embedded";
   return {
     test: {
       pool: "forks",
@@ -39,9 +41,9 @@ export default defineConfig(async () => {
             env: postgresUrl ? { TEST_DATABASE_URL: postgresUrl } : {},
           },
         },
-        { extends: true, test: { name: "embedded", include: integration, env: { TEST_DB: "embedded" } } },
+        { extends: true, test: { name: "embedded", include: integration, env: { TEST_DB: "embedded", TEST_DATABASES: databases } } },
         ...(postgresUrl
-          ? [{ extends: true, test: { name: "postgres", include: integration, env: { TEST_DB: "postgres", TEST_DATABASE_URL: postgresUrl } } }]
+          ? [{ extends: true, test: { name: "postgres", include: integration, env: { TEST_DB: "postgres", TEST_DATABASES: databases, TEST_DATABASE_URL: postgresUrl } } }]
           : []),
       ],
     },

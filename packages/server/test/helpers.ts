@@ -13,6 +13,12 @@ import { createApp } from "../src/http/app.js";
 import { createLogger, type Logger } from "../src/logger.js";
 
 export const testDb = process.env.TEST_DB === "postgres" ? "postgres" : "embedded";
+/**
+ * For tests where the database makes no difference (process signals, the
+ * command line): true on one database of the run only, PostgreSQL when the
+ * run has it, as production has.
+ */
+export const onceAcrossDatabases = testDb === ((process.env.TEST_DATABASES ?? "embedded").includes("postgres") ? "postgres" : "embedded");
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
 
 /**

@@ -4,7 +4,7 @@ import http from "node:http";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { createTestDatabase, testDb } from "./helpers.js";
+import { createTestDatabase, onceAcrossDatabases, testDb } from "./helpers.js";
 import { distFile, operator, startProcess, stopAll, tempDir, type Proc } from "./processes.js";
 
 const run = promisify(execFile);
@@ -66,7 +66,7 @@ describe.runIf(testDb === "embedded")("first start on the embedded database", ()
   });
 });
 
-describe("graceful shutdown", () => {
+describe.runIf(onceAcrossDatabases)("graceful shutdown", () => {
   it("SIGTERM stops accepting, lets a request in flight finish, and exits 0", async () => {
     const database = testDb === "postgres" ? await createTestDatabase() : undefined;
     try {
@@ -110,7 +110,7 @@ async function shutdownWhileInFlight(env: Record<string, string>) {
   await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
 }
 
-describe("the admin command line", () => {
+describe.runIf(onceAcrossDatabases)("the admin command line", () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
   afterAll(async () => database?.drop());
 

@@ -58,6 +58,6 @@ export function defineFlow<F extends Flow, P extends z.ZodType>(definition: Defi
   return {
     ...definition,
     job: (fields, payload) => ({ ...fields, flow: definition.flow, record_type: definition.recordType, payload: definition.payload.parse(payload) as Record<string, unknown> }),
-    decide: (trx, job) => definition.handle(trx, job, definition.payload.parse(job.payload)),
+    decide: async (trx, job) => definition.handle(trx, job, definition.payload.parse(job.payload)),
   };
 }
