@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { customerSchema } from "./customer.js";
 import { shipmentStatusSchema } from "./shipment.js";
 
 const money = z.string().meta({ description: "Decimal string with exactly two decimals", example: "42.50" });
@@ -22,16 +23,10 @@ export const flowContentSchemas = {
   }),
   contact_sync: z.object({
     template: z.literal("contact_sync"),
-    profile: z.object({
-      phone: z.string().nullable(),
-      first_name: z.string().nullable(),
-      last_name: z.string().nullable(),
-      email: z.string().nullable(),
-      locale: z.string().nullable(),
-      tags: z.array(z.string()),
-      lifetime_value: z.number().int(),
-      orders_count: z.number().int(),
-    }),
+    /** The customer's synced profile: its E.164 phone and the customer response's profile fields. */
+    profile: customerSchema
+      .pick({ first_name: true, last_name: true, email: true, locale: true, tags: true, lifetime_value: true, orders_count: true })
+      .extend({ phone: z.string().nullable() }),
   }),
   shipping_notification: z.object({
     template: z.literal("shipping_notification"),
