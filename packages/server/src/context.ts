@@ -1,16 +1,33 @@
+import type { AccountSettings, SignInLimiters } from "./auth/member.service.js";
+import type { RateLimiter } from "./auth/rate-limit.js";
 import type { Db } from "./db/types.js";
 import type { AppError } from "./errors.js";
 import type { Logger } from "./logger.js";
-import type { RateLimiter } from "./auth/rate-limit.js";
+import type { RequestLog } from "./modules/requests/request-log.service.js";
 
+/** What the console's sign-in needs: its settings, its throttles, and whether cookies demand HTTPS. */
+export type AccountServices = { settings: AccountSettings; limiters: SignInLimiters; cookieSecure: boolean };
 
 export type Services = {
   db: Db;
   logger: Logger;
   rateLimiter: RateLimiter;
   adminToken: string;
+  accounts: AccountServices;
+  /** Recent API calls per store, for the console; absent where nothing keeps them. */
+  requestLog?: RequestLog;
   /** Called after a write succeeds, so an in-process worker picks up its jobs at once. */
   afterWrite?: () => void;
+};
+
+/** What a console request carries beyond tRPC's input: cookies, the caller's address, and whether it came from our own pages. */
+export type ConsoleHttp = {
+  cookie(name: string): string | undefined;
+  setCookie(name: string, value: string, options: { maxAgeSeconds: number }): void;
+  clearCookie(name: string): void;
+  address: string;
+  /** False when the browser says the request came from another site (Origin or Sec-Fetch-Site). */
+  sameOrigin: boolean;
 };
 
 export type Context = Services & {
@@ -21,14 +38,20 @@ export type Context = Services & {
   bodyProblem: AppError | undefined;
   /** `X-Backfill`: historical data, stored without triggering automations. */
   backfill: boolean;
-  /** Procedures set the success status here (201 on create, 204 on delete). */
-  response: { status: number };
+  /**
+   * Set by procedures as they go: the success status (201 on create, 204 on
+   * delete), and the store and key a request was authorized for (for the
+   * request log).
+   */
+  response: { status: number; authorized?: { storeId: number; keyId: number } };
+  /** Present on console requests only. */
+  http?: ConsoleHttp;
 };
 
-/** Builds a context without HTTP: tests and the adapter both come through here. */
+/** Builds a context without HTTP: tests and the adapters all come through here. */
 export function createContextInner(
   services: Services,
-  request: { requestId?: string; authorization?: string; bodyProblem?: AppError; backfill?: boolean } = {},
+  request: { requestId?: string; authorization?: string; bodyProblem?: AppError; backfill?: boolean; http?: ConsoleHttp } = {},
 ): Context {
   return {
     ...services,
@@ -37,5 +60,6 @@ export function createContextInner(
     bodyProblem: request.bodyProblem,
     backfill: request.backfill ?? false,
     response: { status: 200 },
+    ...(request.http ? { http: request.http } : {}),
   };
 }

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import type { WorkerOptions } from "./automations/worker.js";
 
@@ -33,6 +34,12 @@ const envSchema = z.object({
   MESSAGING_WEBHOOK_URL: z.url({ protocol: /^https?$/ }).optional(),
   MESSAGING_WEBHOOK_SECRET: z.string().min(16).optional(),
   MESSAGING_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  COOKIE_SECURE: bool.default(false),
+  SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).default(12 * 60),
+  SESSION_MAX_HOURS: z.coerce.number().int().min(1).default(7 * 24),
+  REQUEST_LOG_DAYS: z.coerce.number().int().min(1).max(90).default(7),
+  CONSOLE_DIR: z.string().min(1).optional(),
 });
 
 export type Env = {
@@ -50,7 +57,13 @@ export type Env = {
   runWorker: boolean;
   worker: WorkerOptions;
   webhook: { url: string; secret: string; timeoutMs: number } | undefined;
+  /** Where the console is reached; unset: http://HOST:PORT. */
+  publicUrl: string | undefined;
+  console: { cookieSecure: boolean; sessionIdleSeconds: number; sessionMaxSeconds: number; requestLogSeconds: number; dir: string };
 };
+
+/** The built web console, beside the server's own folder in the workspace (the same from src/ and dist/). */
+const BUILT_CONSOLE = fileURLToPath(new URL("../../web/dist/", import.meta.url));
 
 export function parseEnv(source: Record<string, string | undefined>): Env {
   // An empty variable means "not set", as most shells and .env files intend.
@@ -95,6 +108,14 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
       env.MESSAGING_WEBHOOK_URL && env.MESSAGING_WEBHOOK_SECRET
         ? { url: env.MESSAGING_WEBHOOK_URL, secret: env.MESSAGING_WEBHOOK_SECRET, timeoutMs: env.MESSAGING_WEBHOOK_TIMEOUT_MS }
         : undefined,
+    publicUrl: env.PUBLIC_URL?.replace(/\/+$/, ""),
+    console: {
+      cookieSecure: env.COOKIE_SECURE,
+      sessionIdleSeconds: env.SESSION_IDLE_MINUTES * 60,
+      sessionMaxSeconds: env.SESSION_MAX_HOURS * 3600,
+      requestLogSeconds: env.REQUEST_LOG_DAYS * 24 * 3600,
+      dir: path.resolve(env.CONSOLE_DIR ?? BUILT_CONSOLE),
+    },
   };
 }
 

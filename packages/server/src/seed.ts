@@ -1,10 +1,15 @@
 import fs from "node:fs";
 import path from "node:path";
 import * as tenants from "./auth/tenant.service.js";
+import { insertMember } from "./auth/member.repository.js";
+import { hashPassword } from "./auth/password.js";
+import { randomToken } from "./auth/tokens.js";
 import { inTransaction } from "./db/transaction.js";
 import type { Db } from "./db/types.js";
 
-export type DemoCredentials = { baseUrl: string; storeId: number; apiKey: string; envFile: string };
+export type DemoCredentials = { baseUrl: string; storeId: number; apiKey: string; envFile: string; console: { email: string; password: string } };
+
+export const DEMO_MEMBER_EMAIL = "demo@example.com";
 
 /**
  * On a brand-new database, a demo team, store and key, so a newcomer can push a
@@ -20,10 +25,16 @@ export async function seedDemo(db: Db, dataDir: string, baseUrl: string): Promis
     const team = await tenants.createTeam(trx, "Demo team");
     const store = await tenants.createStore(trx, { team_id: team.id, name: "Demo store", country: "US" });
     const key = await tenants.createApiKey(trx, { team_id: team.id, name: "Demo key" });
+    const password = randomToken().slice(0, 16);
+    await insertMember(trx, { team_id: team.id, email: DEMO_MEMBER_EMAIL, password_hash: await hashPassword(password) });
     const envFile = path.join(dataDir, "demo.env");
     fs.mkdirSync(dataDir, { recursive: true });
-    fs.writeFileSync(envFile, `BASE_URL=${baseUrl}\nSTORE_ID=${store.id}\nAPI_KEY=${key.key}\n`, { mode: 0o600 });
-    return { baseUrl, storeId: store.id, apiKey: key.key, envFile };
+    fs.writeFileSync(
+      envFile,
+      `BASE_URL=${baseUrl}\nSTORE_ID=${store.id}\nAPI_KEY=${key.key}\nCONSOLE_EMAIL=${DEMO_MEMBER_EMAIL}\nCONSOLE_PASSWORD=${password}\n`,
+      { mode: 0o600 },
+    );
+    return { baseUrl, storeId: store.id, apiKey: key.key, envFile, console: { email: DEMO_MEMBER_EMAIL, password } };
   });
 }
 
@@ -41,6 +52,7 @@ export function demoBanner(demo: DemoCredentials): string {
     `    -H "Authorization: Bearer ${demo.apiKey}" -H "Content-Type: application/json" \\`,
     `    -d '${body}'`,
     "",
+    `Web console: ${demo.baseUrl}/sign-in  (e-mail ${demo.console.email}, password ${demo.console.password})`,
     `API reference: ${demo.baseUrl}/docs`,
     "",
   ].join("\n");

@@ -2,7 +2,9 @@ import type { AddressInfo } from "node:net";
 import http from "node:http";
 import { resolveAdminToken } from "./admin-token.js";
 import { providerFromEnv, startWorker, type Worker } from "./automations/index.js";
+import { createSignInLimiters, INVITATION_DAYS, type AccountSettings } from "./auth/member.service.js";
 import { createRateLimiter } from "./auth/rate-limit.js";
+import { startRequestLog } from "./modules/requests/request-log.service.js";
 import { openDatabase, type DatabaseHandle } from "./db/index.js";
 import { migrateToLatest } from "./db/migrate.js";
 import type { Env } from "./env.js";
@@ -35,15 +37,25 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
     const worker: Worker | undefined = env.runWorker
       ? startWorker({ db: database.db, logger, provider: providerFromEnv(env, logger) }, env.worker)
       : undefined;
+    // The public URL is known once the server listens (PORT may be 0); invitation links read it then.
+    const settings: AccountSettings = {
+      publicUrl: env.publicUrl ?? "",
+      sessionIdleSeconds: env.console.sessionIdleSeconds,
+      sessionMaxSeconds: env.console.sessionMaxSeconds,
+      invitationSeconds: INVITATION_DAYS * 24 * 3600,
+    };
+    const requestLog = startRequestLog(database.db, logger, env.console.requestLogSeconds);
     const app = createApp(
       {
         db: database.db,
         logger,
         rateLimiter: createRateLimiter(env.rateLimit, database.pool),
         adminToken,
+        accounts: { settings, limiters: createSignInLimiters(database.pool), cookieSecure: env.console.cookieSecure },
+        requestLog,
         afterWrite: () => worker?.nudge(),
       },
-      { bodyLimitBytes: env.bodyLimitBytes },
+      { bodyLimitBytes: env.bodyLimitBytes, consoleDir: env.console.dir },
     );
 
     const server = http.createServer(app);
@@ -53,6 +65,7 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
     });
     const { port } = server.address() as AddressInfo;
     const url = `http://${publicHost(env.host)}:${port}`;
+    settings.publicUrl ||= url;
     logger.info({ url, database: database.kind, worker: Boolean(worker) }, "listening");
 
     if (database.kind === "embedded" && env.seedDemo) {
@@ -69,6 +82,7 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
         await drained;
         clearTimeout(timer);
         await worker?.stop();
+        await requestLog.close();
         await database.close();
         logger.info("stopped");
       })();

@@ -4,6 +4,7 @@ import "./validation.js";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import type { z } from "zod";
 import type { Context } from "./context.js";
+import { AppError } from "./errors.js";
 
 /**
  * What a procedure answers, declared beside it: the REST adapter serves it and
@@ -21,8 +22,15 @@ export type ProcedureContract = {
 export type Meta = OpenApiMeta & { contract?: ProcedureContract };
 
 const t = initTRPC.meta<Meta>().context<Context>().create({
-  // Errors never reach a client through tRPC's own transport: the REST adapter maps them.
+  // REST errors never reach a client through tRPC's transport (the REST adapter maps them); the
+  // console's do, and then show the error table's message and 422 details, never an unexpected error's text.
   isDev: false,
+  errorFormatter({ shape, error }) {
+    const cause = error.cause;
+    const details = cause instanceof AppError ? (cause.details ?? null) : null;
+    const message = error.code === "INTERNAL_SERVER_ERROR" ? "Internal server error" : shape.message;
+    return { ...shape, message, data: { code: shape.data.code, httpStatus: shape.data.httpStatus, details } };
+  },
 });
 
 export const router = t.router;

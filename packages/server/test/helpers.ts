@@ -2,7 +2,9 @@ import type { AddressInfo } from "node:net";
 import http from "node:http";
 import { sql } from "kysely";
 import pg from "pg";
+import { createSignInLimiters, type AccountSettings, type SIGN_IN_LIMITS } from "../src/auth/member.service.js";
 import { createRateLimiter, type RateLimitOptions } from "../src/auth/rate-limit.js";
+import { startRequestLog } from "../src/modules/requests/request-log.service.js";
 import { recordingProvider, type MessagingProvider } from "../src/automations/providers.js";
 import { startWorker, type Worker, type WorkerOptions } from "../src/automations/worker.js";
 import * as tenants from "../src/auth/tenant.service.js";
@@ -91,6 +93,9 @@ export async function startTestServer(
     /** Runs an automation worker in this process, as the server does by default. */
     worker?: Partial<WorkerOptions> & { provider?: MessagingProvider };
     logger?: Logger;
+    accounts?: Partial<AccountSettings>;
+    signInLimits?: typeof SIGN_IN_LIMITS;
+    consoleDir?: string;
   } = {},
 ) {
   let created: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
@@ -107,19 +112,24 @@ export async function startTestServer(
     const { provider = recordingProvider(logger), ...workerOptions } = options.worker;
     worker = startWorker({ db: handle.db, logger, provider }, { ...FAST_WORKER, ...workerOptions });
   }
+  const settings: AccountSettings = { publicUrl: "", sessionIdleSeconds: 3600, sessionMaxSeconds: 24 * 3600, invitationSeconds: 7 * 24 * 3600, ...options.accounts };
+  const requestLog = startRequestLog(handle.db, logger, 7 * 24 * 3600);
   const app = createApp(
     {
       db: handle.db,
       logger,
       rateLimiter: createRateLimiter(options.rateLimit ?? { requests: 0, windowSeconds: 1 }, handle.pool),
       adminToken: ADMIN_TOKEN,
+      accounts: { settings, limiters: createSignInLimiters(handle.pool, options.signInLimits), cookieSecure: false },
+      requestLog,
       afterWrite: () => worker?.nudge(),
     },
-    { bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024 },
+    { bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024, consoleDir: options.consoleDir },
   );
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  settings.publicUrl ||= url;
 
   async function request(method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse> {
     const headers: Record<string, string> = { ...opts.headers };
@@ -156,8 +166,10 @@ export async function startTestServer(
     request,
     createTenant,
     worker,
+    requestLog,
     async close() {
       await worker?.stop();
+      await requestLog.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       if (created) await created.drop();

@@ -26,6 +26,14 @@ export const ERRORS = {
   TEAM_NOT_FOUND: { status: 404, message: "Team not found" },
   ADMIN_STORE_NOT_FOUND: { status: 404, message: "Store not found" },
   KEY_NOT_FOUND: { status: 404, message: "API key not found" },
+  SIGN_IN_REQUIRED: { status: 401, message: "Sign in first" },
+  SIGN_IN_FAILED: { status: 401, message: "Wrong e-mail or password" },
+  SIGN_IN_THROTTLED: { status: 429, message: "Too many sign-in attempts; try again later" },
+  CROSS_SITE_REQUEST: { status: 403, message: "Cross-site request refused" },
+  INVITATION_INVALID: { status: 404, message: "This invitation link is invalid, already used or expired" },
+  MEMBER_EXISTS: { status: 409, message: "This e-mail already has an account" },
+  MEMBER_NOT_FOUND: { status: 404, message: "Member not found" },
+  LAST_MEMBER: { status: 409, message: "A team keeps at least one member" },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -13,7 +13,10 @@ import { z } from "zod";
 import { storeActivity } from "../automations/activity.js";
 import { router } from "../trpc.js";
 import { adminBodyProcedure, adminProcedure } from "./auth.middleware.js";
+import * as accounts from "./member.service.js";
 import * as tenants from "./tenant.service.js";
+
+const invitationSchema = z.object({ team_id: z.number().int(), email: z.string(), url: z.string(), expires_at: z.string() });
 
 // Ids in paths and query strings are text by nature: coercing them is right here, never in bodies.
 const idParam = z.coerce.number().int().positive();
@@ -61,6 +64,17 @@ export const adminRouter = router({
       .query(async ({ ctx, input }) => {
         await tenants.getStore(ctx.db, input.id);
         return storeActivity(ctx.db, input.id, input.limit);
+      }),
+  }),
+  invitations: router({
+    create: adminBodyProcedure
+      .meta({ openapi: { method: "POST", path: "/admin/v1/invitations", tags, summary: "Invite a person to a team's console (a one-time link, valid 7 days)" } })
+      .input(z.object({ team_id: z.number().int().positive(), email: z.email().max(255) }))
+      .output(invitationSchema)
+      .mutation(async ({ ctx, input }) => {
+        await tenants.requireTeam(ctx.db, input.team_id);
+        ctx.response.status = 201;
+        return accounts.inviteMember(ctx.db, ctx.accounts.settings, { teamId: input.team_id, email: input.email, invitedBy: null });
       }),
   }),
   keys: router({

@@ -1,4 +1,5 @@
 import { createHash, randomInt, timingSafeEqual } from "node:crypto";
+import { hashToken } from "./tokens.js";
 
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 export const API_KEY_LENGTH = 24;
@@ -12,9 +13,7 @@ export function generateApiKey(): string {
 }
 
 /** A fast hash is enough: the key is random and long, so there is nothing to brute-force. */
-export function hashApiKey(key: string): string {
-  return createHash("sha256").update(key, "utf8").digest("hex");
-}
+export const hashApiKey = hashToken;
 
 export function looksLikeApiKey(token: string): boolean {
   return API_KEY_PATTERN.test(token);

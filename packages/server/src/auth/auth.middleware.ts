@@ -32,6 +32,7 @@ export const storeProcedure = baseProcedure.use(async ({ ctx, getRawInput, next 
   if (access.key_store_id !== null && access.key_store_id !== access.store_id) throw new AppError("STORE_FORBIDDEN");
   if (access.store_paused) throw new AppError("STORE_NOT_FOUND");
 
+  ctx.response.authorized = { storeId: access.store_id, keyId: access.key_id };
   const store: StoreContext = {
     id: access.store_id,
     teamId: access.store_team_id,

@@ -5,6 +5,8 @@ export type RateLimitDecision = { allowed: true } | { allowed: false; retryAfter
 
 export interface RateLimiter {
   consume(key: string): Promise<RateLimitDecision>;
+  /** Forgets what the key has spent (a successful sign-in clears its failures). */
+  reset(key: string): Promise<void>;
 }
 
 export type RateLimitOptions = { requests: number; windowSeconds: number };
@@ -14,9 +16,9 @@ export type RateLimitOptions = { requests: number; windowSeconds: number };
  * database, so every server process shares them; the embedded database has a
  * single process by construction, so memory is exact there.
  */
-export function createRateLimiter(options: RateLimitOptions, pool: pg.Pool | undefined): RateLimiter {
-  if (options.requests === 0) return { consume: () => Promise.resolve({ allowed: true }) };
-  const limits = { points: options.requests, duration: options.windowSeconds, keyPrefix: "api-key" };
+export function createRateLimiter(options: RateLimitOptions, pool: pg.Pool | undefined, keyPrefix = "api-key"): RateLimiter {
+  if (options.requests === 0) return { consume: () => Promise.resolve({ allowed: true }), reset: () => Promise.resolve() };
+  const limits = { points: options.requests, duration: options.windowSeconds, keyPrefix };
   const limiter: RateLimiterAbstract = pool
     ? new RateLimiterPostgres({ ...limits, storeClient: pool, storeType: "pool", tableName: "rate_limits", tableCreated: true })
     : new RateLimiterMemory(limits);
@@ -32,6 +34,9 @@ export function createRateLimiter(options: RateLimitOptions, pool: pg.Pool | und
         }
         throw rejection;
       }
+    },
+    async reset(key) {
+      await limiter.delete(key);
     },
   };
 }

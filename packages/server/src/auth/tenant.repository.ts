@@ -45,7 +45,7 @@ export function listStores(db: Executor, teamId: number | undefined) {
 
 export function insertApiKey(
   db: Executor,
-  key: { team_id: number; store_id: number | null; name: string; key_hash: string; last4: string },
+  key: { team_id: number; store_id: number | null; name: string; key_hash: string; last4: string; created_by?: number | null },
 ) {
   return db.insertInto("api_keys").values(key).returningAll().executeTakeFirstOrThrow();
 }
@@ -57,6 +57,19 @@ export function listActiveApiKeys(db: Executor, teamId: number) {
     .where("team_id", "=", teamId)
     .where("deleted_at", "is", null)
     .orderBy("id")
+    .execute();
+}
+
+/** The team's live keys as the console lists them: who created each, its store restriction, when it was last used. */
+export function listTeamKeys(db: Executor, teamId: number) {
+  return db
+    .selectFrom("api_keys as k")
+    .leftJoin("members as m", "m.id", "k.created_by")
+    .leftJoin("stores as s", "s.id", "k.store_id")
+    .select(["k.id", "k.name", "k.last4", "k.store_id", "s.name as store_name", "k.created_at", "m.email as created_by", "k.last_used_at"])
+    .where("k.team_id", "=", teamId)
+    .where("k.deleted_at", "is", null)
+    .orderBy("k.id")
     .execute();
 }
 

@@ -39,7 +39,7 @@ function checkCountry(country: string | null | undefined): void {
   }
 }
 
-async function requireTeam(db: Db, teamId: number): Promise<void> {
+export async function requireTeam(db: Db, teamId: number): Promise<void> {
   if (!(await repo.findTeam(db, teamId))) throw new AppError("TEAM_NOT_FOUND");
 }
 
@@ -90,7 +90,7 @@ export async function listStores(db: Db, teamId: number | undefined): Promise<St
 
 export async function createApiKey(
   db: Db,
-  input: { team_id: number; name: string; store_id?: number | null | undefined },
+  input: { team_id: number; name: string; store_id?: number | null | undefined; created_by?: number | null },
 ): Promise<CreatedApiKey> {
   await requireTeam(db, input.team_id);
   const storeId = input.store_id ?? null;
@@ -107,6 +107,7 @@ export async function createApiKey(
     name: input.name,
     key_hash: hashApiKey(key),
     last4: key.slice(-4),
+    created_by: input.created_by ?? null,
   });
   return { ...toApiKey(row), key };
 }
@@ -116,9 +117,31 @@ export async function listApiKeys(db: Db, teamId: number): Promise<ApiKey[]> {
   return (await repo.listActiveApiKeys(db, teamId)).map(toApiKey);
 }
 
-/** Deleting twice is fine; deleting a key that never existed is a 404 (likely a typo in the id). */
-export async function deleteApiKey(db: Db, id: number): Promise<void> {
+export async function listTeamKeys(db: Db, teamId: number) {
+  return (await repo.listTeamKeys(db, teamId)).map((row) => ({
+    id: row.id,
+    name: row.name,
+    last4: row.last4,
+    store: row.store_id === null ? null : { id: row.store_id, name: row.store_name ?? "" },
+    created_at: formatTimestamp(row.created_at),
+    created_by: row.created_by,
+    last_used_at: row.last_used_at ? formatTimestamp(row.last_used_at) : null,
+  }));
+}
+
+/** The team's store; another team's answers as if it did not exist. */
+export async function getTeamStore(db: Db, teamId: number, storeId: number): Promise<Store> {
+  const row = await repo.findStore(db, storeId);
+  if (!row || row.team_id !== teamId) throw new AppError("ADMIN_STORE_NOT_FOUND");
+  return toStore(row);
+}
+
+/**
+ * Deleting twice is fine; deleting a key that never existed (or, with
+ * `teamId`, another team's) is a 404.
+ */
+export async function deleteApiKey(db: Db, id: number, teamId?: number): Promise<void> {
   const key = await repo.findApiKey(db, id);
-  if (!key) throw new AppError("KEY_NOT_FOUND");
+  if (!key || (teamId !== undefined && key.team_id !== teamId)) throw new AppError("KEY_NOT_FOUND");
   await repo.markApiKeyDeleted(db, id);
 }

@@ -1,7 +1,7 @@
 import type { Activity, AutomationRun, Message } from "@commerce-ingest/shared";
 import type { Db, JobRow, MessageRow } from "../db/types.js";
 import { formatTimestamp } from "../time.js";
-import { listMessages, listRuns } from "./jobs.repository.js";
+import { listMessages, listRuns, type ActivityFilter } from "./jobs.repository.js";
 
 function toRun(row: JobRow): AutomationRun {
   return {
@@ -33,7 +33,7 @@ function toMessage(row: MessageRow): Message {
 }
 
 /** A store's recent automation runs and messages, newest first. */
-export async function storeActivity(db: Db, storeId: number, limit: number): Promise<Activity> {
-  const [runs, messages] = await Promise.all([listRuns(db, storeId, limit), listMessages(db, storeId, limit)]);
+export async function storeActivity(db: Db, storeId: number, limit: number, filter: ActivityFilter = {}): Promise<Activity> {
+  const [runs, messages] = await Promise.all([listRuns(db, storeId, limit, filter), listMessages(db, storeId, limit, filter)]);
   return { runs: runs.map(toRun), messages: messages.map(toMessage) };
 }

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import type { Flow } from "@commerce-ingest/shared";
 import { now } from "../db/sql.js";
-import type { Executor, JobRow, RecordType } from "../db/types.js";
+import type { Executor, JobRow, JobStatus, RecordType } from "../db/types.js";
 
 export type NewJob = {
   store_id: number;
@@ -203,22 +203,23 @@ export async function redactCustomerMessages(db: Executor, customerId: number): 
     .execute();
 }
 
-export function listRuns(db: Executor, storeId: number, limit: number) {
-  return db
-    .selectFrom("automation_jobs")
-    .selectAll()
-    .where("store_id", "=", storeId)
+export type ActivityFilter = { flow?: Flow | undefined; status?: JobStatus | undefined };
+
+export function listRuns(db: Executor, storeId: number, limit: number, filter: ActivityFilter = {}) {
+  let query = db.selectFrom("automation_jobs").selectAll().where("store_id", "=", storeId);
+  if (filter.flow) query = query.where("flow", "=", filter.flow);
+  if (filter.status) query = query.where("status", "=", filter.status);
+  return query
     .orderBy("created_at", "desc")
     .orderBy("id", "desc")
     .limit(limit)
     .execute();
 }
 
-export function listMessages(db: Executor, storeId: number, limit: number) {
-  return db
-    .selectFrom("messages")
-    .selectAll()
-    .where("store_id", "=", storeId)
+export function listMessages(db: Executor, storeId: number, limit: number, filter: ActivityFilter = {}) {
+  let query = db.selectFrom("messages").selectAll().where("store_id", "=", storeId);
+  if (filter.flow) query = query.where("flow", "=", filter.flow);
+  return query
     .orderBy("created_at", "desc")
     .orderBy("job_id", "desc")
     .limit(limit)

@@ -15,6 +15,7 @@ const USAGE = `Usage: pnpm admin <command>
   key create --team ID --name NAME [--store ID]
   key list --team ID
   key delete ID
+  member invite --team ID --email EMAIL     prints a one-time link to the console (valid 7 days)
   activity --store ID [--limit N]
 
 Talks to the operator API at ADMIN_URL (default http://127.0.0.1:$PORT) with ADMIN_TOKEN,
@@ -63,6 +64,7 @@ export function toCall(args: string[]): Call {
       country: { type: "string" },
       "recovery-delay": { type: "string" },
       limit: { type: "string" },
+      email: { type: "string" },
     },
   });
   const options = values as Options;
@@ -96,6 +98,8 @@ export function toCall(args: string[]): Call {
     }
     case "key list":
       return { method: "GET", path: `/admin/v1/keys?team_id=${integer(need(options, "team"), "--team")}` };
+    case "member invite":
+      return { method: "POST", path: "/admin/v1/invitations", body: { team_id: integer(need(options, "team"), "--team"), email: need(options, "email") } };
     case "key delete":
       return { method: "DELETE", path: `/admin/v1/keys/${integer(one(rest, "the key id"), "the key id")}` };
     case "activity ": {

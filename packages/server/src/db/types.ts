@@ -28,8 +28,53 @@ export interface ApiKeyTable {
   name: string;
   key_hash: string;
   last4: string;
+  /** The member who created it in the console; null for keys made by an operator. */
+  created_by: number | null;
+  /** When the key last authorized a request, to the minute. */
+  last_used_at: Date | null;
   created_at: CreatedAt;
   deleted_at: Date | null;
+}
+
+export interface MemberTable {
+  id: Generated<number>;
+  team_id: number;
+  email: string;
+  password_hash: string;
+  created_at: CreatedAt;
+}
+
+export interface InvitationTable {
+  id: Generated<number>;
+  team_id: number;
+  email: string;
+  token_hash: string;
+  invited_by: number | null;
+  created_at: CreatedAt;
+  expires_at: ColumnType<Date, Date | string, Date | string>;
+  accepted_at: Date | null;
+}
+
+export interface SessionTable {
+  id: Generated<number>;
+  member_id: number;
+  token_hash: string;
+  created_at: CreatedAt;
+  last_seen_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  expires_at: ColumnType<Date, Date | string, Date | string>;
+}
+
+export interface RequestLogTable {
+  id: Generated<number>;
+  store_id: number;
+  key_id: number | null;
+  created_at: ColumnType<Date, Date | string, never>;
+  method: string;
+  route: string;
+  status: number;
+  error: string | null;
+  request_id: string;
+  latency_ms: number;
 }
 
 /** A store's messaging-app contact: one per E.164 phone. */
@@ -185,6 +230,10 @@ export interface Database {
   teams: TeamTable;
   stores: StoreTable;
   api_keys: ApiKeyTable;
+  members: MemberTable;
+  invitations: InvitationTable;
+  sessions: SessionTable;
+  request_log: RequestLogTable;
   contacts: ContactTable;
   customers: CustomerTable;
   customer_contacts: CustomerContactTable;
@@ -205,6 +254,7 @@ export type Trx = Transaction<Database>;
 export type TeamRow = Selectable<TeamTable>;
 export type StoreRow = Selectable<StoreTable>;
 export type ApiKeyRow = Selectable<ApiKeyTable>;
+export type MemberRow = Selectable<MemberTable>;
 export type CustomerRow = Selectable<CustomerTable>;
 export type OrderRow = Selectable<OrderTable>;
 export type CheckoutRow = Selectable<CheckoutTable>;

@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import express, { type NextFunction, type Request, type Response } from "express";
-import { createContextInner, type Services } from "../context.js";
+import { createContextInner, type Context, type Services } from "../context.js";
+import { CONSOLE_API_PREFIX, createConsoleApi, createConsolePages } from "./console.js";
 import { isDatabaseUnavailable } from "../db/index.js";
 import { appRouter } from "../router.js";
 import { createCallerFactory } from "../trpc.js";
@@ -10,7 +11,7 @@ import { sendErrorCode } from "./errors.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import { createRestRouter } from "./rest.js";
 
-export type AppOptions = { bodyLimitBytes: number };
+export type AppOptions = { bodyLimitBytes: number; /** The built web console; its pages are served when it exists. */ consoleDir?: string | undefined };
 
 const REQUEST_ID = /^[\x20-\x7E]{1,128}$/;
 const createCaller = createCallerFactory(appRouter);
@@ -32,6 +33,24 @@ function isBackfill(header: string | string[] | undefined): boolean {
 }
 
 export function createApp(services: Services, options: AppOptions): express.Express {
+  /** An API call authorized for a store goes to that store's request log (no body, phone or key value). */
+  function recordForStore(res: Response, method: string, latencyMs: number): void {
+    const context = res.locals.context as Context | undefined;
+    const authorized = context?.response.authorized;
+    if (!authorized || !services.requestLog || typeof res.locals.route !== "string") return;
+    services.requestLog.record({
+      store_id: authorized.storeId,
+      key_id: authorized.keyId,
+      created_at: new Date(),
+      method,
+      route: res.locals.route,
+      status: res.statusCode,
+      error: typeof res.locals.errorMessage === "string" ? res.locals.errorMessage : null,
+      request_id: String(res.locals.requestId),
+      latency_ms: latencyMs,
+    });
+  }
+
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
@@ -45,6 +64,7 @@ export function createApp(services: Services, options: AppOptions): express.Expr
     res.on("finish", () => {
       if (req.method !== "GET" && res.statusCode < 300) services.afterWrite?.();
       const latencyMs = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
+      recordForStore(res, req.method, latencyMs);
       // The route template, not the path: a path can carry a phone number, which logs must not keep.
       const route = typeof res.locals.route === "string" ? res.locals.route : undefined;
       services.logger.info(
@@ -72,6 +92,9 @@ export function createApp(services: Services, options: AppOptions): express.Expr
     res.json(openApiDocument);
   });
   app.use(createDocsRouter());
+  app.use(CONSOLE_API_PREFIX, createConsoleApi(services));
+  const pages = options.consoleDir ? createConsolePages(options.consoleDir) : undefined;
+  if (pages) app.use(pages);
   // The service's own paths answer other methods like the API's do: 405 with Allow.
   for (const path of ["/healthz", "/readyz", "/api/v1/openapi.json", "/docs"]) {
     app.all(path, (req, res, next) => (req.method === "GET" || req.method === "HEAD" ? next() : sendErrorCode(res, "METHOD_NOT_ALLOWED", { Allow: "GET, HEAD" })));

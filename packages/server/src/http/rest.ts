@@ -75,6 +75,7 @@ export function createRestRouter(options: RestAdapterOptions): express.Router {
       Object.assign(input, req.params);
 
       const ctx = options.createContext(req, res, bodyProblem);
+      res.locals.context = ctx;
       try {
         const result = await findProcedure(options.createCaller(ctx), route.procedurePath)(input);
         if (ctx.response.status === 204) {
@@ -85,6 +86,7 @@ export function createRestRouter(options: RestAdapterOptions): express.Router {
       } catch (error) {
         const response = toErrorResponse(error);
         if (response.unexpected !== undefined) options.onUnexpectedError(response.unexpected, req, res);
+        res.locals.errorMessage = response.body.error;
         sendError(res, response);
       }
     });

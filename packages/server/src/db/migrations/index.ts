@@ -3,6 +3,7 @@ import * as platform from "./2026-11-22-001-platform.js";
 import * as records from "./2026-11-22-002-records.js";
 import * as automations from "./2026-11-22-003-automations.js";
 import * as changeTracking from "./2026-11-22-004-change-tracking.js";
+import * as console from "./2026-11-22-005-console.js";
 
 /** Every migration, in order. Listed here so the bundled server needs no migration folder at run time. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-22-002-records": records,
   "2026-11-22-003-automations": automations,
   "2026-11-22-004-change-tracking": changeTracking,
+  "2026-11-22-005-console": console,
 };

@@ -1,0 +1,96 @@
+import { sql } from "kysely";
+import type { Executor } from "../db/types.js";
+
+export function findMemberByEmail(db: Executor, email: string) {
+  return db.selectFrom("members").selectAll().where(sql<string>`lower(email)`, "=", email.toLowerCase()).executeTakeFirst();
+}
+
+export function insertMember(db: Executor, member: { team_id: number; email: string; password_hash: string }) {
+  return db.insertInto("members").values(member).returningAll().executeTakeFirstOrThrow();
+}
+
+export function listMembers(db: Executor, teamId: number) {
+  return db.selectFrom("members").select(["id", "email", "created_at"]).where("team_id", "=", teamId).orderBy("id").execute();
+}
+
+/** Removes a member of the team unless it is the team's last one; true when removed. */
+export async function deleteMemberUnlessLast(db: Executor, teamId: number, memberId: number): Promise<"removed" | "last" | "unknown"> {
+  const result = await db
+    .deleteFrom("members")
+    .where("id", "=", memberId)
+    .where("team_id", "=", teamId)
+    .where((eb) => eb(eb.selectFrom("members as m").select(eb.fn.countAll<number>().as("n")).where("m.team_id", "=", teamId), ">", 1))
+    .executeTakeFirst();
+  if (Number(result.numDeletedRows) === 1) return "removed";
+  const exists = await db.selectFrom("members").select("id").where("id", "=", memberId).where("team_id", "=", teamId).executeTakeFirst();
+  return exists ? "last" : "unknown";
+}
+
+export function insertInvitation(db: Executor, invitation: { team_id: number; email: string; token_hash: string; invited_by: number | null; expiresInSeconds: number }) {
+  const { expiresInSeconds, ...values } = invitation;
+  return db
+    .insertInto("invitations")
+    .values({ ...values, expires_at: sql<Date>`now() + make_interval(secs => ${expiresInSeconds})` })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** An invitation that can still be accepted: not used, not expired (by the database's clock). */
+export function findOpenInvitation(db: Executor, tokenHash: string) {
+  return db
+    .selectFrom("invitations as i")
+    .innerJoin("teams as t", "t.id", "i.team_id")
+    .select(["i.id", "i.team_id", "i.email", "i.expires_at", "t.name as team_name"])
+    .where("i.token_hash", "=", tokenHash)
+    .where("i.accepted_at", "is", null)
+    .where("i.expires_at", ">", sql<Date>`now()`)
+    .executeTakeFirst();
+}
+
+/** Marks the invitation used; false when another request used it first. */
+export async function markInvitationAccepted(db: Executor, id: number): Promise<boolean> {
+  const result = await db.updateTable("invitations").set({ accepted_at: sql<Date>`now()` }).where("id", "=", id).where("accepted_at", "is", null).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export function insertSession(db: Executor, session: { member_id: number; token_hash: string; maxAgeSeconds: number }) {
+  return db
+    .insertInto("sessions")
+    .values({ member_id: session.member_id, token_hash: session.token_hash, expires_at: sql<Date>`now() + make_interval(secs => ${session.maxAgeSeconds})` })
+    .returning(["id", "expires_at"])
+    .executeTakeFirstOrThrow();
+}
+
+/**
+ * The live session with this token, with its member and team, seen now: one
+ * statement that refuses an expired or idle session and records the visit.
+ */
+export function touchSession(db: Executor, tokenHash: string, idleSeconds: number) {
+  return db
+    .with("touched", (qb) =>
+      qb
+        .updateTable("sessions")
+        .set({ last_seen_at: sql<Date>`now()` })
+        .where("token_hash", "=", tokenHash)
+        .where("expires_at", ">", sql<Date>`now()`)
+        .where("last_seen_at", ">", sql<Date>`now() - make_interval(secs => ${idleSeconds})`)
+        .returning(["id", "member_id"]),
+    )
+    .selectFrom("touched")
+    .innerJoin("members as m", "m.id", "touched.member_id")
+    .innerJoin("teams as t", "t.id", "m.team_id")
+    .select(["touched.id as session_id", "m.id as member_id", "m.email", "t.id as team_id", "t.name as team_name"])
+    .executeTakeFirst();
+}
+
+export async function deleteSession(db: Executor, tokenHash: string): Promise<void> {
+  await db.deleteFrom("sessions").where("token_hash", "=", tokenHash).execute();
+}
+
+/** Sessions past their absolute or idle expiry: nothing can use them any more. */
+export async function deleteExpiredSessions(db: Executor, idleSeconds: number): Promise<void> {
+  await db
+    .deleteFrom("sessions")
+    .where((eb) => eb.or([eb("expires_at", "<=", sql<Date>`now()`), eb("last_seen_at", "<=", sql<Date>`now() - make_interval(secs => ${idleSeconds})`)]))
+    .execute();
+}

@@ -1,0 +1,136 @@
+import type { Db } from "../db/types.js";
+import { inTransaction } from "../db/transaction.js";
+import { AppError } from "../errors.js";
+import { formatTimestamp } from "../time.js";
+import * as repo from "./member.repository.js";
+import { hashPassword, UNKNOWN_MEMBER_HASH, verifyPassword } from "./password.js";
+import type pg from "pg";
+import { createRateLimiter, type RateLimiter } from "./rate-limit.js";
+import { hashToken, randomToken } from "./tokens.js";
+
+export type AccountSettings = {
+  /** Where the console is reached: invitation links start with it. */
+  publicUrl: string;
+  sessionIdleSeconds: number;
+  sessionMaxSeconds: number;
+  invitationSeconds: number;
+};
+
+/** Failed sign-ins are counted per e-mail and per address; either running out refuses the attempt. */
+export type SignInLimiters = { byEmail: RateLimiter; byAddress: RateLimiter };
+
+/** A signed-in member, as every console procedure sees it. */
+export type Session = { sessionId: number; memberId: number; email: string; teamId: number; teamName: string };
+
+/** A new session: the token goes into the cookie, only its hash into the database. */
+export type NewSession = { token: string; expiresAt: Date };
+
+export const INVITATION_DAYS = 7;
+
+/** Failed sign-ins allowed in 15 minutes: per e-mail (guessing one password) and per address (trying many e-mails). */
+export const SIGN_IN_LIMITS = { perEmail: 10, perAddress: 50, windowSeconds: 15 * 60 };
+
+/**
+ * The throttles, shared by every process on PostgreSQL (like the API's rate
+ * limit), in memory for the single embedded process.
+ */
+export function createSignInLimiters(pool: pg.Pool | undefined, limits = SIGN_IN_LIMITS): SignInLimiters {
+  return {
+    byEmail: createRateLimiter({ requests: limits.perEmail, windowSeconds: limits.windowSeconds }, pool, "sign-in-email"),
+    byAddress: createRateLimiter({ requests: limits.perAddress, windowSeconds: limits.windowSeconds }, pool, "sign-in-address"),
+  };
+}
+
+async function startSession(db: Db, settings: AccountSettings, memberId: number): Promise<NewSession> {
+  const token = randomToken();
+  const row = await repo.insertSession(db, { member_id: memberId, token_hash: hashToken(token), maxAgeSeconds: settings.sessionMaxSeconds });
+  return { token, expiresAt: row.expires_at };
+}
+
+/** A one-time link for `email` to join the team; it expires after seven days. */
+export async function inviteMember(db: Db, settings: AccountSettings, input: { teamId: number; email: string; invitedBy: number | null }) {
+  if (await repo.findMemberByEmail(db, input.email)) throw new AppError("MEMBER_EXISTS", [{ path: "email", message: "already has an account" }]);
+  const token = randomToken();
+  const invitation = await repo.insertInvitation(db, {
+    team_id: input.teamId,
+    email: input.email,
+    token_hash: hashToken(token),
+    invited_by: input.invitedBy,
+    expiresInSeconds: settings.invitationSeconds,
+  });
+  return {
+    team_id: invitation.team_id,
+    email: invitation.email,
+    url: `${settings.publicUrl}/invite/${token}`,
+    expires_at: formatTimestamp(invitation.expires_at),
+  };
+}
+
+export async function describeInvitation(db: Db, token: string) {
+  const invitation = await repo.findOpenInvitation(db, hashToken(token));
+  if (!invitation) throw new AppError("INVITATION_INVALID");
+  return { email: invitation.email, team_name: invitation.team_name, expires_at: formatTimestamp(invitation.expires_at) };
+}
+
+/** Chooses the password, creates the member and signs them in; the link works once. */
+export async function acceptInvitation(db: Db, settings: AccountSettings, token: string, password: string): Promise<NewSession> {
+  const passwordHash = await hashPassword(password);
+  const memberId = await inTransaction(db, async (trx) => {
+    const invitation = await repo.findOpenInvitation(trx, hashToken(token));
+    if (!invitation || !(await repo.markInvitationAccepted(trx, invitation.id))) throw new AppError("INVITATION_INVALID");
+    if (await repo.findMemberByEmail(trx, invitation.email)) throw new AppError("MEMBER_EXISTS");
+    const member = await repo.insertMember(trx, { team_id: invitation.team_id, email: invitation.email, password_hash: passwordHash }).catch((error: unknown) => {
+      // Two invitations of one e-mail accepted at the same moment: the second finds the account made.
+      if (error instanceof Error && "code" in error && error.code === "23505") throw new AppError("MEMBER_EXISTS");
+      throw error;
+    });
+    return member.id;
+  });
+  return startSession(db, settings, memberId);
+}
+
+/**
+ * Signs in with e-mail and password. A wrong e-mail and a wrong password get
+ * the same answer after the same work (an unknown e-mail is checked against a
+ * hash nothing matches), and failures are throttled per e-mail and per address.
+ */
+export async function signIn(
+  db: Db,
+  settings: AccountSettings,
+  limiters: SignInLimiters,
+  input: { email: string; password: string; address: string },
+): Promise<NewSession> {
+  const emailKey = input.email.trim().toLowerCase();
+  const [byEmail, byAddress] = await Promise.all([limiters.byEmail.consume(emailKey), limiters.byAddress.consume(input.address)]);
+  if (!byEmail.allowed || !byAddress.allowed) {
+    const retryAfter = Math.max(byEmail.allowed ? 0 : byEmail.retryAfterSeconds, byAddress.allowed ? 0 : byAddress.retryAfterSeconds);
+    throw new AppError("SIGN_IN_THROTTLED", undefined, { "Retry-After": String(retryAfter) });
+  }
+  const member = await repo.findMemberByEmail(db, emailKey);
+  const matches = await verifyPassword(input.password, member?.password_hash ?? UNKNOWN_MEMBER_HASH);
+  if (!member || !matches) throw new AppError("SIGN_IN_FAILED");
+  await limiters.byEmail.reset(emailKey);
+  return startSession(db, settings, member.id);
+}
+
+/** The session the cookie names, if it is live; using it keeps it from going idle. */
+export async function findSession(db: Db, settings: AccountSettings, token: string | undefined): Promise<Session | undefined> {
+  if (!token) return undefined;
+  const row = await repo.touchSession(db, hashToken(token), settings.sessionIdleSeconds);
+  return row && { sessionId: row.session_id, memberId: row.member_id, email: row.email, teamId: row.team_id, teamName: row.team_name };
+}
+
+export async function signOut(db: Db, token: string | undefined): Promise<void> {
+  if (token) await repo.deleteSession(db, hashToken(token));
+}
+
+export async function listMembers(db: Db, teamId: number) {
+  return (await repo.listMembers(db, teamId)).map((member) => ({ id: member.id, email: member.email, created_at: formatTimestamp(member.created_at) }));
+}
+
+/** A member of another team answers as if it did not exist; the last member stays. */
+export async function removeMember(db: Db, teamId: number, memberId: number): Promise<void> {
+  const outcome = await repo.deleteMemberUnlessLast(db, teamId, memberId);
+  if (outcome === "unknown") throw new AppError("MEMBER_NOT_FOUND");
+  if (outcome === "last") throw new AppError("LAST_MEMBER");
+}

@@ -1,0 +1,50 @@
+import { sql } from "kysely";
+import type { Executor } from "../../db/types.js";
+
+export type RequestLogEntry = {
+  store_id: number;
+  key_id: number | null;
+  created_at: Date;
+  method: string;
+  route: string;
+  status: number;
+  error: string | null;
+  request_id: string;
+  latency_ms: number;
+};
+
+/** Writes a batch of entries and marks their keys used, in one statement. */
+export async function insertEntries(db: Executor, entries: RequestLogEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  const keyIds = [...new Set(entries.flatMap((entry) => (entry.key_id === null ? [] : [entry.key_id])))];
+  await db
+    .with("used", (qb) =>
+      qb
+        .updateTable("api_keys")
+        .set({ last_used_at: sql<Date>`now()` })
+        .where("id", "in", keyIds.length > 0 ? keyIds : [-1]),
+    )
+    .insertInto("request_log")
+    .values(entries)
+    .execute();
+}
+
+export async function deleteEntriesBefore(db: Executor, retentionSeconds: number): Promise<void> {
+  await db.deleteFrom("request_log").where("created_at", "<", sql<Date>`now() - make_interval(secs => ${retentionSeconds})`).execute();
+}
+
+export type RequestLogFilter = { storeId: number; status?: "2xx" | "4xx" | "5xx" | undefined; requestId?: string | undefined; limit: number };
+
+export function listEntries(db: Executor, filter: RequestLogFilter) {
+  let query = db
+    .selectFrom("request_log as r")
+    .leftJoin("api_keys as k", "k.id", "r.key_id")
+    .select(["r.id", "r.created_at", "r.method", "r.route", "r.status", "r.error", "r.request_id", "r.latency_ms", "k.name as key_name", "k.last4 as key_last4"])
+    .where("r.store_id", "=", filter.storeId);
+  if (filter.status) {
+    const floor = Number(filter.status[0]) * 100;
+    query = query.where("r.status", ">=", floor).where("r.status", "<", floor + 100);
+  }
+  if (filter.requestId) query = query.where("r.request_id", "=", filter.requestId);
+  return query.orderBy("r.created_at", "desc").orderBy("r.id", "desc").limit(filter.limit).execute();
+}

@@ -1,0 +1,70 @@
+import type { Db } from "../../db/types.js";
+import { errorForLog, type Logger } from "../../logger.js";
+import { formatTimestamp } from "../../time.js";
+import * as repo from "./request-log.repository.js";
+
+export type { RequestLogEntry } from "./request-log.repository.js";
+
+/**
+ * Keeps the recent API calls of each store for the console: written in
+ * batches (every second, or every 500 calls) off the request's path, so a push
+ * never waits for its own log line. A crash loses at most the last second of
+ * log, never a push. Entries older than the retention are deleted as it goes.
+ */
+export type RequestLog = { record(entry: repo.RequestLogEntry): void; flush(): Promise<void>; close(): Promise<void> };
+
+const FLUSH_MS = 1000;
+const BATCH = 500;
+const PRUNE_EVERY_MS = 10 * 60 * 1000;
+
+export function startRequestLog(db: Db, logger: Logger, retentionSeconds: number): RequestLog {
+  let pending: repo.RequestLogEntry[] = [];
+  let writing: Promise<void> = Promise.resolve();
+  let lastPrune = 0;
+
+  function flush(): Promise<void> {
+    const batch = pending;
+    pending = [];
+    writing = writing.then(async () => {
+      try {
+        await repo.insertEntries(db, batch);
+        if (Date.now() - lastPrune > PRUNE_EVERY_MS) {
+          lastPrune = Date.now();
+          await repo.deleteEntriesBefore(db, retentionSeconds);
+        }
+      } catch (error) {
+        logger.warn({ err: errorForLog(error), entries: batch.length }, "could not write the request log");
+      }
+    });
+    return writing;
+  }
+
+  const timer = setInterval(() => void flush(), FLUSH_MS);
+  timer.unref();
+  return {
+    record(entry) {
+      pending.push(entry);
+      if (pending.length >= BATCH) void flush();
+    },
+    flush,
+    async close() {
+      clearInterval(timer);
+      await flush();
+    },
+  };
+}
+
+export async function listRequests(db: Db, filter: repo.RequestLogFilter) {
+  const rows = await repo.listEntries(db, filter);
+  return rows.map((row) => ({
+    id: row.id,
+    at: formatTimestamp(row.created_at),
+    method: row.method,
+    route: row.route,
+    status: row.status,
+    error: row.error,
+    request_id: row.request_id,
+    latency_ms: Math.round(row.latency_ms * 10) / 10,
+    key: row.key_name === null ? null : { name: row.key_name, last4: row.key_last4 ?? "" },
+  }));
+}

@@ -1,0 +1,231 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { consoleBrowser, failure, invite } from "./console.js";
+import { ADMIN_TOKEN, startTestServer, type TestServer } from "./helpers.js";
+
+let server: TestServer;
+let consoleDir: string;
+const PASSWORD = "a long enough password";
+
+beforeAll(async () => {
+  consoleDir = fs.mkdtempSync(path.join(os.tmpdir(), "console-"));
+  fs.mkdirSync(path.join(consoleDir, "assets"));
+  fs.writeFileSync(path.join(consoleDir, "index.html"), "<!doctype html><title>Console</title><div id=root></div>");
+  fs.writeFileSync(path.join(consoleDir, "assets", "app-1a2b3c.js"), "console.log('app')");
+  server = await startTestServer({ consoleDir, signInLimits: { perEmail: 3, perAddress: 1000, windowSeconds: 60 } });
+});
+afterAll(async () => {
+  await server?.close();
+  fs.rmSync(consoleDir, { recursive: true, force: true });
+});
+
+let seq = 0;
+const uniqueEmail = (name: string) => `${name}.${Date.now()}.${++seq}@example.com`;
+
+/** A tenant with a signed-in member. */
+async function signedInTenant() {
+  const tenant = await server.createTenant();
+  const email = uniqueEmail("owner");
+  const { token } = await invite(server, tenant.team.id, email);
+  const browser = consoleBrowser(server);
+  await browser.client.invitation.accept.mutate({ token, password: PASSWORD });
+  return { ...tenant, email, browser };
+}
+
+describe("invitations", () => {
+  it("let a person choose a password, sign them in with a safe cookie, and work once", async () => {
+    const tenant = await server.createTenant();
+    const email = uniqueEmail("ada");
+    const { url, token } = await invite(server, tenant.team.id, email);
+    expect(url).toMatch(new RegExp(`^${server.url}/invite/[\\w-]{43}$`));
+    const browser = consoleBrowser(server);
+    expect(await browser.client.invitation.get.query({ token })).toMatchObject({ email, team_name: tenant.team.name });
+    expect(await browser.client.session.me.query()).toBeNull();
+
+    await browser.client.invitation.accept.mutate({ token, password: PASSWORD });
+    const cookie = browser.setCookies.at(-1) ?? "";
+    expect(cookie).toMatch(/^console_session=[\w-]{43};/);
+    expect(cookie).toMatch(/HttpOnly/i);
+    expect(cookie).toMatch(/SameSite=Lax/i);
+    expect(cookie).toMatch(/Path=\//);
+    expect(cookie).not.toMatch(/Secure/i);
+    expect(await browser.client.session.me.query()).toEqual({ email, team: { id: tenant.team.id, name: tenant.team.name } });
+    // Only the token's hash is stored.
+    const sessionToken = browser.jar.get("console_session") ?? "";
+    expect(JSON.stringify(await server.db.selectFrom("sessions").selectAll().execute())).not.toContain(sessionToken);
+
+    expect(await failure(consoleBrowser(server).client.invitation.accept.mutate({ token, password: PASSWORD }))).toMatchObject({
+      code: "NOT_FOUND",
+      message: "This invitation link is invalid, already used or expired",
+    });
+  });
+
+  it("expire after their time, and refuse a short password", async () => {
+    const tenant = await server.createTenant();
+    const { token } = await invite(server, tenant.team.id, uniqueEmail("late"));
+    expect(await failure(consoleBrowser(server).client.invitation.accept.mutate({ token, password: "short" }))).toMatchObject({ code: "BAD_REQUEST" });
+    await server.db.updateTable("invitations").set({ expires_at: sql<Date>`now() - interval '1 second'` }).where("email", "like", "late.%").execute();
+    expect(await failure(consoleBrowser(server).client.invitation.get.query({ token }))).toMatchObject({ code: "NOT_FOUND" });
+    expect(await failure(consoleBrowser(server).client.invitation.accept.mutate({ token, password: PASSWORD }))).toMatchObject({ code: "NOT_FOUND" });
+  });
+
+  it("are refused for an e-mail that already has an account, and for an unknown team", async () => {
+    const owner = await signedInTenant();
+    expect((await server.request("POST", "/admin/v1/invitations", { key: ADMIN_TOKEN, body: { team_id: owner.team.id, email: owner.email.toUpperCase() } })).body).toEqual({
+      error: "This e-mail already has an account",
+      details: [{ path: "email", message: "already has an account" }],
+    });
+    expect((await server.request("POST", "/admin/v1/invitations", { key: ADMIN_TOKEN, body: { team_id: 99_999_999, email: uniqueEmail("x") } })).status).toBe(404);
+  });
+});
+
+describe("sign-in", () => {
+  it("answers a wrong password and an unknown e-mail alike, and throttles failures per e-mail", async () => {
+    const owner = await signedInTenant();
+    const browser = consoleBrowser(server);
+    const wrongPassword = await failure(browser.client.session.signIn.mutate({ email: owner.email, password: "not the password" }));
+    const unknownEmail = await failure(browser.client.session.signIn.mutate({ email: uniqueEmail("nobody"), password: PASSWORD }));
+    expect(wrongPassword).toEqual({ code: "UNAUTHORIZED", message: "Wrong e-mail or password", httpStatus: 401 });
+    expect(unknownEmail).toEqual(wrongPassword);
+
+    await failure(browser.client.session.signIn.mutate({ email: owner.email, password: "still wrong" }));
+    await failure(browser.client.session.signIn.mutate({ email: owner.email.toUpperCase(), password: "wrong again" }));
+    // Three failures spent this e-mail's budget: even the right password waits now.
+    expect(await failure(browser.client.session.signIn.mutate({ email: owner.email, password: PASSWORD }))).toMatchObject({
+      code: "TOO_MANY_REQUESTS",
+      message: "Too many sign-in attempts; try again later",
+    });
+  });
+
+  it("with the right password opens a session; sign-out deletes it", async () => {
+    const owner = await signedInTenant();
+    const browser = consoleBrowser(server);
+    await browser.client.session.signIn.mutate({ email: ` ${owner.email.toUpperCase()} `, password: PASSWORD });
+    const stolen = browser.jar.get("console_session") ?? "";
+    expect((await browser.client.session.me.query())?.email).toBe(owner.email);
+    await browser.client.session.signOut.mutate();
+    expect(browser.jar.has("console_session")).toBe(false);
+    expect(await browser.client.session.me.query()).toBeNull();
+    // The old cookie is worthless: its session row is gone.
+    const replay = consoleBrowser(server);
+    replay.jar.set("console_session", stolen);
+    expect(await failure(replay.client.keys.list.query())).toMatchObject({ code: "UNAUTHORIZED", message: "Sign in first" });
+  });
+});
+
+describe("sessions", () => {
+  it("end when idle too long, and at their absolute expiry", async () => {
+    const idle = await signedInTenant();
+    await idle.browser.client.keys.list.query();
+    await server.db.updateTable("sessions").set({ last_seen_at: sql<Date>`now() - interval '2 hours'` }).where("member_id", "in", (eb) => eb.selectFrom("members").select("id").where("email", "=", idle.email)).execute();
+    expect(await failure(idle.browser.client.keys.list.query())).toMatchObject({ code: "UNAUTHORIZED" });
+
+    const old = await signedInTenant();
+    await server.db.updateTable("sessions").set({ expires_at: sql<Date>`now() - interval '1 second'` }).where("member_id", "in", (eb) => eb.selectFrom("members").select("id").where("email", "=", old.email)).execute();
+    expect(await old.browser.client.session.me.query()).toBeNull();
+  });
+
+  it("refuse a mutation started by another site's page", async () => {
+    const owner = await signedInTenant();
+    const evil = consoleBrowser(server, "https://evil.example");
+    for (const [name, value] of owner.browser.jar) evil.jar.set(name, value);
+    expect(await failure(evil.client.keys.create.mutate({ name: "stolen" }))).toMatchObject({ code: "FORBIDDEN", message: "Cross-site request refused" });
+    expect(await owner.browser.client.keys.list.query()).toHaveLength(1);
+  });
+});
+
+describe("API keys in the console", () => {
+  it("created with the value once, listed without it, used over REST, deleted at once", async () => {
+    const owner = await signedInTenant();
+    const created = await owner.browser.client.keys.create.mutate({ name: "backend", store_id: owner.store.id });
+    expect(created.key).toMatch(/^[A-Za-z0-9]{24}$/);
+    const push = () => server.request("POST", `/api/v1/stores/${owner.store.id}/customers`, { key: created.key, body: { external_id: "console-1", phone: "+14155552671" } });
+    expect((await push()).status).toBe(201);
+    await server.requestLog.flush();
+
+    const listed = await owner.browser.client.keys.list.query();
+    const mine = listed.find((key) => key.id === created.id);
+    expect(mine).toMatchObject({ name: "backend", last4: created.key.slice(-4), store: { id: owner.store.id, name: "Shop" }, created_by: owner.email });
+    expect(mine?.last_used_at).toMatch(/^\d{4}-\d\d-\d\dT.*[+-]\d\d:\d\d$/);
+    expect(JSON.stringify(listed)).not.toContain(created.key);
+
+    await owner.browser.client.keys.delete.mutate({ id: created.id });
+    expect((await push()).status).toBe(401);
+  });
+
+  it("of another team can be neither seen nor deleted, nor its stores read or changed", async () => {
+    const a = await signedInTenant();
+    const b = await signedInTenant();
+    expect((await b.browser.client.keys.list.query()).map((key) => key.id)).not.toContain(a.keyId);
+    expect(await failure(b.browser.client.keys.delete.mutate({ id: a.keyId }))).toMatchObject({ code: "NOT_FOUND", message: "API key not found" });
+    expect((await server.request("POST", `/api/v1/stores/${a.store.id}/customers`, { key: a.key, body: { phone: "+14155552671" } })).status).toBe(201);
+    expect((await b.browser.client.stores.list.query()).map((store) => store.id)).toEqual([b.store.id]);
+    expect(await failure(b.browser.client.stores.update.mutate({ id: a.store.id, paused: true }))).toMatchObject({ code: "NOT_FOUND" });
+    expect(await failure(b.browser.client.activity.list.query({ store_id: a.store.id }))).toMatchObject({ code: "NOT_FOUND" });
+    expect(await failure(b.browser.client.requests.list.query({ store_id: a.store.id }))).toMatchObject({ code: "NOT_FOUND" });
+  });
+});
+
+describe("stores, activity and the request log", () => {
+  it("a member changes country, delay and pause; the request log shows why a push was refused, by request id", async () => {
+    const owner = await signedInTenant();
+    const updated = await owner.browser.client.stores.update.mutate({ id: owner.store.id, country: "de", recovery_delay_seconds: 0 });
+    expect(updated).toMatchObject({ id: owner.store.id, country: "DE", recovery_delay_seconds: 0, paused: false });
+
+    const refused = await server.request("POST", `/api/v1/stores/${owner.store.id}/orders`, {
+      key: owner.key,
+      body: { external_id: "o-1" },
+      headers: { "X-Request-Id": "shop-req-422" },
+    });
+    expect(refused.status).toBe(422);
+    await server.request("POST", `/api/v1/stores/${owner.store.id}/customers`, { key: owner.key, body: { phone: "030 1234567" } });
+    await server.requestLog.flush();
+    const [entry] = await owner.browser.client.requests.list.query({ store_id: owner.store.id, request_id: "shop-req-422" });
+    expect(entry).toMatchObject({ method: "POST", route: "/api/v1/stores/{store_id}/orders", status: 422, error: "Invalid request body", request_id: "shop-req-422", key: { name: "key", last4: owner.key.slice(-4) } });
+    expect((await owner.browser.client.requests.list.query({ store_id: owner.store.id, status: "2xx" })).map((row) => row.status)).toEqual([201]);
+    expect(JSON.stringify(await server.db.selectFrom("request_log").selectAll().execute())).not.toContain("1234567");
+
+    const activity = await owner.browser.client.activity.list.query({ store_id: owner.store.id, flow: "contact_sync" });
+    expect(activity.runs.map((run) => run.flow)).toEqual(["contact_sync"]);
+    await owner.browser.client.stores.update.mutate({ id: owner.store.id, paused: true });
+    expect((await server.request("POST", `/api/v1/stores/${owner.store.id}/customers`, { key: owner.key, body: { phone: "+14155552671" } })).status).toBe(404);
+  });
+});
+
+describe("the team page", () => {
+  it("invites with a link, lists members, and never removes the last one", async () => {
+    const owner = await signedInTenant();
+    const second = uniqueEmail("second");
+    const invitation = await owner.browser.client.team.invite.mutate({ email: second });
+    const token = invitation.url.split("/invite/")[1] ?? "";
+    await consoleBrowser(server).client.invitation.accept.mutate({ token, password: PASSWORD });
+    const { me, members } = await owner.browser.client.team.members.query();
+    expect(members.map((member) => member.email)).toEqual([owner.email, second]);
+    const other = members.find((member) => member.email === second);
+    await owner.browser.client.team.remove.mutate({ member_id: other?.id ?? 0 });
+    expect(await failure(owner.browser.client.team.remove.mutate({ member_id: me }))).toMatchObject({ code: "CONFLICT", message: "A team keeps at least one member" });
+  });
+});
+
+describe("the console's pages", () => {
+  it("serve index.html on client routes only, cache hashed assets, and leave the API's 404s as JSON", async () => {
+    for (const route of ["/", "/sign-in", "/invite/abc", "/settings/api-keys", "/stores", "/stores/3/activity", "/team"]) {
+      const page = await server.request("GET", route);
+      expect(page.status, route).toBe(200);
+      expect(page.headers.get("content-type"), route).toMatch(/text\/html/);
+      expect(page.headers.get("cache-control"), route).toBe("no-cache");
+    }
+    const asset = await server.request("GET", "/assets/app-1a2b3c.js");
+    expect(asset.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    for (const route of ["/api/v1/unknown", "/admin/v1/nope", "/console/nope", "/healthz/x"]) {
+      const res = await server.request("GET", route);
+      expect(res.status, route).toBe(404);
+      expect(res.body, route).toEqual({ error: "Not found" });
+    }
+    expect((await server.request("GET", "/assets/missing.js")).status).toBe(404);
+    expect((await server.request("GET", "/docs")).text).toContain("swagger");
+  });
+});

@@ -1,0 +1,50 @@
+import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
+import type { ConsoleRouter } from "../src/console/console.router.js";
+import { ADMIN_TOKEN, type TestServer } from "./helpers.js";
+
+/**
+ * A browser's view of the console: tRPC's own client over HTTP, with a cookie
+ * jar (one session cookie) and the Origin header a browser would send.
+ */
+export function consoleBrowser(server: TestServer, origin: string = server.url) {
+  const jar = new Map<string, string>();
+  const setCookies: string[] = [];
+  const fetchWithCookies: typeof fetch = async (input, init = {}) => {
+    const headers = new Headers(init.headers);
+    headers.set("Origin", origin);
+    if (jar.size > 0) headers.set("Cookie", [...jar].map(([name, value]) => `${name}=${value}`).join("; "));
+    const response = await fetch(input, { ...init, headers });
+    for (const line of response.headers.getSetCookie()) {
+      setCookies.push(line);
+      const [pair = ""] = line.split(";");
+      const [name = "", value = ""] = pair.split("=");
+      if (/expires=Thu, 01 Jan 1970/i.test(line) || value === "") jar.delete(name);
+      else jar.set(name, value);
+    }
+    return response;
+  };
+  const client = createTRPCClient<ConsoleRouter>({ links: [httpLink({ url: `${server.url}/console/trpc`, fetch: fetchWithCookies })] });
+  return { client, jar, setCookies };
+}
+
+/** An invitation made through the operator API, as `pnpm admin member invite` does. */
+export async function invite(server: TestServer, teamId: number, email: string): Promise<{ url: string; token: string }> {
+  const res = await server.request("POST", "/admin/v1/invitations", { key: ADMIN_TOKEN, body: { team_id: teamId, email } });
+  if (res.status !== 201) throw new Error(`invitation answered ${res.status}: ${res.text}`);
+  const url = String(res.body.url);
+  return { url, token: url.split("/invite/")[1] ?? "" };
+}
+
+/** The tRPC error code and message a call failed with. */
+export async function failure(call: Promise<unknown>): Promise<{ code: string; message: string; httpStatus: number }> {
+  try {
+    await call;
+  } catch (error) {
+    if (error instanceof TRPCClientError) {
+      const data = error.data as { code: string; httpStatus: number };
+      return { code: data.code, message: error.message, httpStatus: data.httpStatus };
+    }
+    throw error;
+  }
+  throw new Error("the call succeeded");
+}
