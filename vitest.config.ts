@@ -41,6 +41,8 @@ export default defineConfig(async () => {
             env: postgresUrl ? { TEST_DATABASE_URL: postgresUrl } : {},
           },
         },
+        // The web console in Chromium, against the built server and console.
+        { extends: true, test: { name: "browser", include: ["packages/web/e2e/**/*.test.ts"], testTimeout: 60_000 } },
         { extends: true, test: { name: "embedded", include: integration, env: { TEST_DB: "embedded", TEST_DATABASES: databases } } },
         ...(postgresUrl
           ? [{ extends: true, test: { name: "postgres", include: integration, env: { TEST_DB: "postgres", TEST_DATABASES: databases, TEST_DATABASE_URL: postgresUrl } } }]

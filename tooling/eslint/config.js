@@ -28,7 +28,7 @@ export default tseslint.config(
   },
   {
     // The one reader of the environment, and tests, which pick their database and binaries from it.
-    files: ["packages/server/src/env.ts", "**/test/**", "**/*.test.ts", "examples/**", "packages/sdk/src/client.ts", "vitest.config.ts"],
+    files: ["packages/server/src/env.ts", "**/test/**", "**/e2e/**", "**/*.test.ts", "examples/**", "packages/sdk/src/client.ts", "**/*.config.ts"],
     rules: { "no-restricted-properties": "off" },
   },
   {

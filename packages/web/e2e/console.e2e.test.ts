@@ -1,0 +1,136 @@
+import { execFile } from "node:child_process";
+import path from "node:path";
+import { promisify } from "node:util";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { distFile, operator, startProcess, stopAll, tempDir, type Proc } from "../../server/test/processes.js";
+import { ARTIFACTS, browserAvailable, launch } from "./browser.js";
+
+const run = promisify(execFile);
+const ADMIN = "browser-test-admin-token-0123";
+const PASSWORD = "a long enough password";
+const procs: Proc[] = [];
+let browser: Browser;
+let url: string;
+let dataDir: string;
+
+const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+
+/** `pnpm admin member invite`, as an operator runs it; returns the printed link. */
+async function inviteWithCli(teamId: number, email: string): Promise<string> {
+  const { stdout } = await run(process.execPath, [distFile("admin.js"), "member", "invite", "--team", String(teamId), "--email", email], {
+    env: { PATH: process.env.PATH ?? "", ADMIN_URL: url, ADMIN_TOKEN: ADMIN, DATA_DIR: dataDir },
+  });
+  return String((JSON.parse(stdout) as { url: string }).url);
+}
+
+async function tenant(name: string) {
+  const team = await operator(url, ADMIN, "POST", "/admin/v1/teams", { name });
+  const store = await operator(url, ADMIN, "POST", "/admin/v1/stores", { team_id: team.id, name: `${name} shop`, country: "US" });
+  return { teamId: Number(team.id), storeId: Number(store.id) };
+}
+
+const push = (storeId: number, key: string) =>
+  fetch(`${url}/api/v1/stores/${storeId}/customers`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ external_id: "from-the-console", phone: "+12025550143", first_name: "Ada" }),
+  });
+
+/** Opens the invitation, chooses the password, and lands signed in on the API Keys page. */
+async function join(page: Page, link: string) {
+  await page.goto(link);
+  await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
+  await page.getByLabel("Repeat the password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Set password and sign in" }).click();
+  await page.waitForURL("**/settings/api-keys");
+}
+
+describe.runIf(browserAvailable())("the web console in Chromium", () => {
+  beforeAll(async () => {
+    dataDir = tempDir();
+    const server = await startProcess("main.js", { DATA_DIR: dataDir, ADMIN_TOKEN: ADMIN, SEED_DEMO: "false" });
+    procs.push(server);
+    url = server.url ?? "";
+    browser = await launch();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await stopAll(procs);
+  });
+
+  it("invitation, password, API key shown once and used over REST, listed without its value, deleted (401), sign-out", async () => {
+    const { teamId, storeId } = await tenant("Acme");
+    const link = await inviteWithCli(teamId, "owner@acme.example");
+    expect(link).toMatch(new RegExp(`^${url}/invite/`));
+    const page = await browser.newPage();
+    await page.goto(link);
+    await expect.poll(() => page.getByRole("heading", { name: "Join Acme" }).isVisible()).toBe(true);
+    await shot(page, "01-invitation");
+    await join(page, link);
+    await expect.poll(() => page.getByText("No keys yet").isVisible()).toBe(true);
+    await shot(page, "02-api-keys-empty");
+
+    await page.getByRole("button", { name: "Add key" }).click();
+    await page.getByLabel("Name").fill("shop backend");
+    await shot(page, "03-add-key");
+    await page.getByRole("button", { name: "Create key" }).click();
+    const value = (await page.getByTestId("new-key-value").textContent()) ?? "";
+    expect(value).toMatch(/^[A-Za-z0-9]{24}$/);
+    expect(await page.getByText("You will not see it again").isVisible()).toBe(true);
+    expect(await page.locator("pre").first().textContent()).toContain(`/api/v1/stores/${storeId}/customers`);
+    await shot(page, "04-key-shown-once");
+
+    expect((await push(storeId, value)).status).toBe(201);
+    await page.getByRole("button", { name: "Done" }).click();
+    await page.reload();
+    const row = page.getByRole("row", { name: /shop backend/ });
+    await expect.poll(() => row.isVisible()).toBe(true);
+    expect(await row.textContent()).toContain(`…${value.slice(-4)}`);
+    expect(await page.content()).not.toContain(value);
+    await shot(page, "05-api-keys-listed");
+
+    await page.getByRole("button", { name: "Delete shop backend" }).click();
+    await page.getByRole("button", { name: "Delete key" }).click();
+    await expect.poll(() => page.getByText("No keys yet").isVisible()).toBe(true);
+    expect((await push(storeId, value)).status).toBe(401);
+
+    await page.getByRole("link", { name: "Stores" }).click();
+    await expect.poll(() => page.getByText(String(storeId), { exact: true }).isVisible()).toBe(true);
+    await shot(page, "06-stores");
+    await page.getByRole("link", { name: "Activity" }).click();
+    await page.getByRole("tab", { name: "Request log" }).click();
+    await expect.poll(() => page.getByText("/api/v1/stores/{store_id}/customers").first().isVisible(), { timeout: 10_000 }).toBe(true);
+    await shot(page, "07-request-log");
+
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.waitForURL("**/sign-in");
+    await page.goto(`${url}/settings/api-keys`);
+    await page.waitForURL("**/sign-in?next=%2Fsettings%2Fapi-keys");
+    await shot(page, "08-signed-out");
+
+    // Signing in again, with the password chosen from the invitation.
+    await page.getByLabel("E-mail").fill("owner@acme.example");
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL("**/settings/api-keys");
+    await page.close();
+  });
+
+  it("a member of another team can neither see nor delete this team's keys through the console's procedures", async () => {
+    const a = await tenant("Alpha");
+    const keyA = await operator(url, ADMIN, "POST", "/admin/v1/keys", { team_id: a.teamId, name: "alpha key" });
+    const b = await tenant("Beta");
+    const page = await browser.newPage();
+    await join(page, await inviteWithCli(b.teamId, "member@beta.example"));
+    expect(await page.content()).not.toContain("alpha key");
+    const attempt = await page.evaluate(async (id: number) => {
+      const response = await fetch("/console/trpc/keys.delete", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ id }) });
+      return { status: response.status, body: (await response.json()) as { error?: { message?: string } } };
+    }, Number(keyA.id));
+    expect(attempt.status).toBe(404);
+    expect(attempt.body.error?.message).toBe("API key not found");
+    expect((await push(a.storeId, String(keyA.key))).status).toBe(201);
+    await page.close();
+  });
+});

@@ -1,0 +1,27 @@
+import { Navigate, Route, Routes } from "react-router";
+import { SignedIn } from "./components/SignedIn.js";
+import { Activity } from "./routes/Activity.js";
+import { ApiKeys } from "./routes/ApiKeys.js";
+import { Invitation } from "./routes/Invitation.js";
+import { SignIn } from "./routes/SignIn.js";
+import { Stores } from "./routes/Stores.js";
+import { Team } from "./routes/Team.js";
+
+/** The console's routes; the server answers each of these paths with this app. */
+export function App() {
+  return (
+    <Routes>
+      <Route path="/sign-in" element={<SignIn />} />
+      <Route path="/invite/:token" element={<Invitation />} />
+      <Route element={<SignedIn />}>
+        <Route path="/" element={<Navigate to="/settings/api-keys" replace />} />
+        <Route path="/settings" element={<Navigate to="/settings/api-keys" replace />} />
+        <Route path="/settings/api-keys" element={<ApiKeys />} />
+        <Route path="/stores" element={<Stores />} />
+        <Route path="/stores/:storeId/activity" element={<Activity />} />
+        <Route path="/team" element={<Team />} />
+      </Route>
+      <Route path="*" element={<Navigate to="/" replace />} />
+    </Routes>
+  );
+}

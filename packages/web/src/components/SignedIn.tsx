@@ -1,0 +1,42 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { Navigate, NavLink, Outlet, useLocation, useNavigate } from "react-router";
+import { trpc } from "../trpc.js";
+
+/** The frame of every signed-in page; without a session, the sign-in page (coming back here after). */
+export function SignedIn() {
+  const location = useLocation();
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const me = useQuery({ queryKey: ["me"], queryFn: () => trpc.session.me.query() });
+  const signOut = useMutation({
+    mutationFn: () => trpc.session.signOut.mutate(),
+    onSuccess: async () => {
+      queryClient.clear();
+      await navigate("/sign-in");
+    },
+  });
+  if (me.isPending) return <p className="loading">Loading…</p>;
+  if (me.isError) return <p className="error" role="alert">The console cannot reach the server. Try again in a moment.</p>;
+  if (!me.data) return <Navigate to={`/sign-in?next=${encodeURIComponent(location.pathname)}`} replace />;
+  return (
+    <div className="frame">
+      <header>
+        <strong className="brand">Commerce Ingest</strong>
+        <span className="team" title="Your team">{me.data.team.name}</span>
+        <nav aria-label="Console">
+          <NavLink to="/settings/api-keys">Settings · API Keys</NavLink>
+          <NavLink to="/stores">Stores</NavLink>
+          <NavLink to="/team">Team</NavLink>
+          <a href="/docs">API reference</a>
+        </nav>
+        <span className="who">{me.data.email}</span>
+        <button type="button" className="quiet" onClick={() => signOut.mutate()} disabled={signOut.isPending}>
+          Sign out
+        </button>
+      </header>
+      <main>
+        <Outlet />
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,188 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import { CopyButton, Dialog, ErrorLine, Time } from "../components/ui.js";
+import { problemOf, trpc } from "../trpc.js";
+
+type Created = Awaited<ReturnType<typeof trpc.keys.create.mutate>>;
+type Key = Awaited<ReturnType<typeof trpc.keys.list.query>>[number];
+
+/** Ready-to-run calls with a new key, against one of the team's stores. */
+function snippets(key: string, storeId: number) {
+  const base = window.location.origin;
+  const curl = [
+    `curl -i -X POST ${base}/api/v1/stores/${storeId}/customers \\`,
+    `  -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\`,
+    `  -d '{"external_id":"first-customer","phone":"+12025550143","first_name":"Ada"}'`,
+  ].join("\n");
+  const sdk = [
+    `import { CommerceIngestClient } from "@commerce-ingest/sdk";`,
+    ``,
+    `const client = new CommerceIngestClient({ apiKey: process.env.COMMERCE_INGEST_API_KEY, baseUrl: "${base}" });`,
+    `const { created } = await client.store(${storeId}).customers.upsert({ external_id: "first-customer", phone: "+12025550143" });`,
+  ].join("\n");
+  return { curl, sdk };
+}
+
+function NewKeyDialog({ stores, onClose }: { stores: Array<{ id: number; name: string }>; onClose: () => void }) {
+  const queryClient = useQueryClient();
+  const [name, setName] = useState("");
+  const [storeId, setStoreId] = useState("");
+  const create = useMutation({
+    mutationFn: () => trpc.keys.create.mutate({ name, store_id: storeId ? Number(storeId) : null }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ["keys"] }),
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    create.mutate();
+  };
+  const created: Created | undefined = create.data;
+  if (created) {
+    const storeForSnippet = created.store_id ?? stores[0]?.id;
+    const code = storeForSnippet === undefined ? undefined : snippets(created.key, storeForSnippet);
+    return (
+      <Dialog title="Your new API key" onClose={onClose}>
+        <p className="warning" role="status">
+          Copy this key now. <strong>You will not see it again:</strong> only its last four characters are kept.
+        </p>
+        <div className="secret">
+          <code data-testid="new-key-value">{created.key}</code>
+          <CopyButton text={created.key} />
+        </div>
+        <p className="muted">Keep it on your servers only, never in a browser or app your customers use. A leaked key: delete it and create another.</p>
+        {code && (
+          <>
+            <h3>Try it (store {storeForSnippet})</h3>
+            <pre>{code.curl}</pre>
+            <CopyButton text={code.curl} label="Copy curl" />
+            <h3>With the SDK</h3>
+            <pre>{code.sdk}</pre>
+            <CopyButton text={code.sdk} label="Copy SDK call" />
+          </>
+        )}
+        <div className="actions">
+          <button type="button" onClick={onClose}>
+            Done
+          </button>
+        </div>
+      </Dialog>
+    );
+  }
+  return (
+    <Dialog title="Add API key" onClose={onClose}>
+      <form onSubmit={submit}>
+        <label>
+          Name
+          <input required maxLength={255} value={name} placeholder="e.g. shop backend" onChange={(event) => setName(event.target.value)} />
+        </label>
+        <label>
+          Works for
+          <select value={storeId} onChange={(event) => setStoreId(event.target.value)}>
+            <option value="">Every store of the team</option>
+            {stores.map((store) => (
+              <option key={store.id} value={store.id}>
+                Only store {store.id} ({store.name})
+              </option>
+            ))}
+          </select>
+        </label>
+        <ErrorLine error={create.isError ? problemOf(create.error).message : undefined} />
+        <div className="actions">
+          <button type="button" className="quiet" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" disabled={create.isPending}>
+            Create key
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+function DeleteKeyDialog({ apiKey, onClose }: { apiKey: Key; onClose: () => void }) {
+  const queryClient = useQueryClient();
+  const remove = useMutation({
+    mutationFn: () => trpc.keys.delete.mutate({ id: apiKey.id }),
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: ["keys"] });
+      onClose();
+    },
+  });
+  return (
+    <Dialog title={`Delete key “${apiKey.name}”?`} onClose={onClose}>
+      <p>
+        Requests with the key ending in <code>{apiKey.last4}</code> are refused from the very next one, on every server. This cannot be undone.
+      </p>
+      <ErrorLine error={remove.isError ? problemOf(remove.error).message : undefined} />
+      <div className="actions">
+        <button type="button" className="quiet" onClick={onClose}>
+          Cancel
+        </button>
+        <button type="button" className="danger" onClick={() => remove.mutate()} disabled={remove.isPending}>
+          Delete key
+        </button>
+      </div>
+    </Dialog>
+  );
+}
+
+export function ApiKeys() {
+  const keys = useQuery({ queryKey: ["keys"], queryFn: () => trpc.keys.list.query() });
+  const stores = useQuery({ queryKey: ["stores"], queryFn: () => trpc.stores.list.query() });
+  const [adding, setAdding] = useState(false);
+  const [deleting, setDeleting] = useState<Key>();
+  return (
+    <section>
+      <div className="title">
+        <h1>API Keys</h1>
+        <button type="button" onClick={() => setAdding(true)}>
+          Add key
+        </button>
+      </div>
+      <p className="muted">
+        Every request to the API carries one: <code>Authorization: Bearer &lt;key&gt;</code>. A key works for every store of the team, or for the one
+        store it is restricted to.
+      </p>
+      {keys.isError && <ErrorLine error={problemOf(keys.error).message} />}
+      {keys.data && keys.data.length === 0 && <p>No keys yet. Add one to start pushing data.</p>}
+      {keys.data && keys.data.length > 0 && (
+        <table>
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Key</th>
+              <th>Works for</th>
+              <th>Created</th>
+              <th>Last used</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {keys.data.map((key) => (
+              <tr key={key.id}>
+                <td>{key.name}</td>
+                <td>
+                  <code>…{key.last4}</code>
+                </td>
+                <td>{key.store ? `store ${key.store.id} (${key.store.name})` : "every store"}</td>
+                <td>
+                  <Time value={key.created_at} /> <span className="muted">by {key.created_by ?? "an operator"}</span>
+                </td>
+                <td>
+                  <Time value={key.last_used_at} />
+                </td>
+                <td>
+                  <button type="button" className="danger quiet" onClick={() => setDeleting(key)} aria-label={`Delete ${key.name}`}>
+                    Delete
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {adding && <NewKeyDialog stores={stores.data ?? []} onClose={() => setAdding(false)} />}
+      {deleting && <DeleteKeyDialog apiKey={deleting} onClose={() => setDeleting(undefined)} />}
+    </section>
+  );
+}

@@ -1,0 +1,86 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import { Link } from "react-router";
+import { ErrorLine } from "../components/ui.js";
+import { problemOf, trpc } from "../trpc.js";
+
+type Store = Awaited<ReturnType<typeof trpc.stores.list.query>>[number];
+
+function StoreRow({ store }: { store: Store }) {
+  const queryClient = useQueryClient();
+  const [country, setCountry] = useState(store.country ?? "");
+  const [delayMinutes, setDelayMinutes] = useState(String(store.recovery_delay_seconds / 60));
+  const save = useMutation({
+    mutationFn: (patch: { country?: string | null; recovery_delay_seconds?: number; paused?: boolean }) => trpc.stores.update.mutate({ id: store.id, ...patch }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ["stores"] }),
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    save.mutate({ country: country.trim() === "" ? null : country.trim(), recovery_delay_seconds: Math.round(Number(delayMinutes) * 60) });
+  };
+  return (
+    <tr>
+      <td>
+        <strong className="store-id">{store.id}</strong>
+      </td>
+      <td>{store.name}</td>
+      <td colSpan={2}>
+        <form className="inline" onSubmit={submit} aria-label={`Settings of store ${store.id}`}>
+          <label>
+            Phone country
+            <input value={country} maxLength={2} size={3} placeholder="none" onChange={(event) => setCountry(event.target.value)} />
+          </label>
+          <label>
+            Recovery delay (minutes)
+            <input type="number" min={0} step="any" value={delayMinutes} onChange={(event) => setDelayMinutes(event.target.value)} />
+          </label>
+          <button type="submit" disabled={save.isPending}>
+            Save
+          </button>
+        </form>
+        <ErrorLine error={save.isError ? problemOf(save.error).message : undefined} />
+      </td>
+      <td>
+        {store.paused ? <span className="badge paused">paused</span> : <span className="badge">active</span>}{" "}
+        <button type="button" className="quiet" onClick={() => save.mutate({ paused: !store.paused })} disabled={save.isPending}>
+          {store.paused ? "Resume" : "Pause"}
+        </button>
+      </td>
+      <td>
+        <Link to={`/stores/${store.id}/activity`}>Activity</Link>
+      </td>
+    </tr>
+  );
+}
+
+export function Stores() {
+  const stores = useQuery({ queryKey: ["stores"], queryFn: () => trpc.stores.list.query() });
+  return (
+    <section>
+      <h1>Stores</h1>
+      <p className="muted">
+        The store id is the number every API path needs: <code>/api/v1/stores/&lt;id&gt;/orders</code>. Phones without <code>+</code> are read in the
+        store's country. A paused store refuses pushes (404) and holds its automations.
+      </p>
+      {stores.isError && <ErrorLine error={problemOf(stores.error).message} />}
+      {stores.data && (
+        <table>
+          <thead>
+            <tr>
+              <th>Store id</th>
+              <th>Name</th>
+              <th colSpan={2}>Settings</th>
+              <th>State</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {stores.data.map((store) => (
+              <StoreRow key={`${store.id}:${store.country ?? ""}:${store.recovery_delay_seconds}`} store={store} />
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}

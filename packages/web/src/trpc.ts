@@ -1,0 +1,40 @@
+import { QueryClient } from "@tanstack/react-query";
+import { createTRPCClient, httpBatchLink, TRPCClientError } from "@trpc/client";
+import type { ConsoleRouter } from "../../server/src/console/console.router.js";
+
+/** The console's typed client: the server's own procedures, through tRPC's HTTP handler. */
+export const trpc = createTRPCClient<ConsoleRouter>({
+  links: [httpBatchLink({ url: "/console/trpc" })],
+});
+
+export const queryClient = new QueryClient({
+  defaultOptions: {
+    queries: {
+      retry: (count, error) => count < 2 && !(error instanceof TRPCClientError && (error.data as { httpStatus?: number } | undefined)?.httpStatus !== 500),
+      refetchOnWindowFocus: false,
+    },
+  },
+});
+
+/** What a failed call says, for the page: the server's message, and each field's problem. */
+export function problemOf(error: unknown): { message: string; fields: Record<string, string> } {
+  if (error instanceof TRPCClientError) {
+    const data = error.data as { details?: Array<{ path: string; message: string }> | null; code?: string } | undefined;
+    const fields = Object.fromEntries((data?.details ?? []).map((detail) => [detail.path, detail.message]));
+    if (data?.code === "BAD_REQUEST") {
+      // An input the console's own form should have caught: zod's message is JSON, so say it plainly.
+      try {
+        const issues = JSON.parse(error.message) as Array<{ path: string[]; message: string }>;
+        return { message: issues.map((issue) => `${issue.path.join(".")} ${issue.message}`).join("; "), fields };
+      } catch {
+        return { message: error.message, fields };
+      }
+    }
+    return { message: error.message, fields };
+  }
+  return { message: error instanceof Error ? error.message : "Something went wrong", fields: {} };
+}
+
+export function isSignedOut(error: unknown): boolean {
+  return error instanceof TRPCClientError && (error.data as { code?: string } | undefined)?.code === "UNAUTHORIZED";
+}
