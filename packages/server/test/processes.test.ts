@@ -44,8 +44,18 @@ describe.runIf(testDb === "embedded")("first start on the embedded database", ()
       expect(stdout.split("\r\n")[0]).toBe(`HTTP/1.1 ${expected}`);
     }
     const demoEnv = fs.readFileSync(path.join(dataDir, "demo.env"), "utf8");
-    expect(demoEnv).toMatch(/^BASE_URL=http:\/\/127\.0\.0\.1:\d+\nSTORE_ID=\d+\nAPI_KEY=[A-Za-z0-9]{24}\n$/);
+    expect(demoEnv).toMatch(/^BASE_URL=http:\/\/127\.0\.0\.1:\d+\nSTORE_ID=\d+\nAPI_KEY=[A-Za-z0-9]{24}\nCONSOLE_EMAIL=demo@example\.com\nCONSOLE_PASSWORD=[\w-]{16}\n$/);
     expect(printed).toContain(demoEnv.split("\n")[2] ?? "missing");
+    // The printed console sign-in works.
+    const password = /CONSOLE_PASSWORD=(.+)/.exec(demoEnv)?.[1] ?? "";
+    expect(printed).toContain(`Web console: ${first.url}/sign-in  (e-mail demo@example.com, password ${password})`);
+    const signIn = await fetch(`${first.url}/console/trpc/session.signIn`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ email: "demo@example.com", password }),
+    });
+    expect(signIn.status).toBe(200);
+    expect(signIn.headers.getSetCookie()[0]).toMatch(/^console_session=/);
 
     first.child.kill("SIGTERM");
     expect(await first.exited).toBe(0);
