@@ -65,7 +65,10 @@ export async function upsertCustomer(
       qb
         .insertInto("customer_contacts")
         .columns(["customer_id", "contact_id"])
-        .expression((eb) => eb.selectFrom("customer").innerJoin("contact", (join) => join.onTrue()).select(["customer.id", "contact.id as contact_id"]))
+        // Only a write that created the customer or changed its profile (the phone is part of it) can bring a new contact.
+        .expression((eb) =>
+          eb.selectFrom("customer").innerJoin("contact", (join) => join.onTrue()).select(["customer.id", "contact.id as contact_id"]).where("customer.profile_changed", "=", true),
+        )
         .onConflict((oc) => oc.doNothing()),
     )
     .selectFrom("customer")
