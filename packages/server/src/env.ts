@@ -2,6 +2,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import type { WorkerOptions } from "./automations/worker.js";
+import type { ConnectionLimits } from "./http/http-server.js";
 
 /**
  * The only module that reads `process.env`. Everything the service can be told
@@ -34,6 +35,12 @@ const envSchema = z.object({
   MESSAGING_WEBHOOK_URL: z.url({ protocol: /^https?$/ }).optional(),
   MESSAGING_WEBHOOK_SECRET: z.string().min(16).optional(),
   MESSAGING_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
+  MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1_000),
+  DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
   COOKIE_SECURE: bool.default(false),
   SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).default(12 * 60),
@@ -47,6 +54,9 @@ export type Env = {
   host: string;
   databaseUrl: string | undefined;
   databasePoolSize: number;
+  /** How long a request may wait for a database connection, and for one statement: past either it answers 503. */
+  databaseTimeouts: { connectMs: number; statementMs: number };
+  connections: ConnectionLimits;
   dataDir: string;
   adminToken: string | undefined;
   logLevel: z.infer<typeof envSchema>["LOG_LEVEL"];
@@ -88,6 +98,13 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
     host: env.HOST,
     databaseUrl: env.DATABASE_URL,
     databasePoolSize: env.DATABASE_POOL_SIZE,
+    databaseTimeouts: { connectMs: env.DATABASE_CONNECT_TIMEOUT_MS, statementMs: env.DATABASE_STATEMENT_TIMEOUT_MS },
+    connections: {
+      headersTimeoutMs: Math.min(env.HEADERS_TIMEOUT_MS, env.REQUEST_TIMEOUT_MS),
+      requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: env.KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: env.MAX_CONNECTIONS,
+    },
     dataDir: path.resolve(env.DATA_DIR),
     adminToken: env.ADMIN_TOKEN,
     logLevel: env.LOG_LEVEL,

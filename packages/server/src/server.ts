@@ -1,5 +1,4 @@
 import type { AddressInfo } from "node:net";
-import http from "node:http";
 import { resolveAdminToken } from "./admin-token.js";
 import { providerFromEnv, startWorker, type Worker } from "./automations/index.js";
 import { createSignInLimiters, INVITATION_DAYS, type AccountSettings } from "./auth/member.service.js";
@@ -9,6 +8,7 @@ import { openDatabase, type DatabaseHandle } from "./db/index.js";
 import { migrateToLatest } from "./db/migrate.js";
 import type { Env } from "./env.js";
 import { createApp } from "./http/app.js";
+import { createHttpServer } from "./http/http-server.js";
 import type { Logger } from "./logger.js";
 import { demoBanner, seedDemo } from "./seed.js";
 
@@ -27,11 +27,11 @@ function publicHost(host: string): string {
 export async function startServer(env: Env, logger: Logger, print: (text: string) => void = console.log): Promise<RunningServer> {
   const database = await openDatabase(
     env.databaseUrl
-      ? { kind: "postgres", url: env.databaseUrl, poolSize: env.databasePoolSize }
+      ? { kind: "postgres", url: env.databaseUrl, poolSize: env.databasePoolSize, timeouts: env.databaseTimeouts }
       : { kind: "embedded", dataDir: env.dataDir },
   );
   try {
-    const applied = await migrateToLatest(database.db);
+    const applied = await database.withoutTimeouts(migrateToLatest);
     logger.info({ database: database.kind, applied }, "database ready");
     const adminToken = resolveAdminToken(env.adminToken, env.dataDir);
     const worker: Worker | undefined = env.runWorker
@@ -58,7 +58,7 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
       { bodyLimitBytes: env.bodyLimitBytes, consoleDir: env.console.dir },
     );
 
-    const server = http.createServer(app);
+    const server = createHttpServer(app, env.connections);
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(env.port, env.host, () => resolve());

@@ -1,5 +1,4 @@
 import type { AddressInfo } from "node:net";
-import http from "node:http";
 import { sql } from "kysely";
 import pg from "pg";
 import { createSignInLimiters, type AccountSettings, type SIGN_IN_LIMITS } from "../src/auth/member.service.js";
@@ -12,6 +11,7 @@ import { openDatabase, type DatabaseHandle } from "../src/db/index.js";
 import { migrateToLatest } from "../src/db/migrate.js";
 import type { Db } from "../src/db/types.js";
 import { createApp } from "../src/http/app.js";
+import { createHttpServer, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "../src/http/http-server.js";
 import { createLogger, type Logger } from "../src/logger.js";
 
 export const testDb = process.env.TEST_DB === "postgres" ? "postgres" : "embedded";
@@ -96,6 +96,7 @@ export async function startTestServer(
     accounts?: Partial<AccountSettings>;
     signInLimits?: typeof SIGN_IN_LIMITS;
     consoleDir?: string;
+    connections?: Partial<ConnectionLimits>;
   } = {},
 ) {
   let created: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
@@ -126,7 +127,7 @@ export async function startTestServer(
     },
     { bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024, consoleDir: options.consoleDir },
   );
-  const server = http.createServer(app);
+  const server = createHttpServer(app, { ...DEFAULT_CONNECTION_LIMITS, ...options.connections });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   settings.publicUrl ||= url;

@@ -7,10 +7,10 @@ import { createLogger } from "../logger.js";
 const env = loadEnv();
 const logger = createLogger(env.logLevel);
 const database = await openDatabase(
-  env.databaseUrl ? { kind: "postgres", url: env.databaseUrl } : { kind: "embedded", dataDir: env.dataDir },
+  env.databaseUrl ? { kind: "postgres", url: env.databaseUrl, timeouts: env.databaseTimeouts } : { kind: "embedded", dataDir: env.dataDir },
 );
 try {
-  const applied = await migrateToLatest(database.db);
+  const applied = await database.withoutTimeouts(migrateToLatest);
   logger.info({ database: database.kind, applied }, applied.length ? "migrated" : "already up to date");
 } catch (error) {
   logger.fatal({ err: error }, "migration failed");

@@ -14,10 +14,10 @@ if (!env.databaseUrl) {
   logger.warn("no DATABASE_URL: this worker opens the embedded database, which no server can share with it");
 }
 const database = await openDatabase(
-  env.databaseUrl ? { kind: "postgres", url: env.databaseUrl, poolSize: env.worker.concurrency + 2 } : { kind: "embedded", dataDir: env.dataDir },
+  env.databaseUrl ? { kind: "postgres", url: env.databaseUrl, poolSize: env.worker.concurrency + 2, timeouts: env.databaseTimeouts } : { kind: "embedded", dataDir: env.dataDir },
 );
 try {
-  await migrateToLatest(database.db);
+  await database.withoutTimeouts(migrateToLatest);
 } catch (error) {
   logger.fatal({ err: error }, "could not start");
   await database.close();

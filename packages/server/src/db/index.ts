@@ -6,7 +6,7 @@ import type { Database, Db } from "./types.js";
 import { DataDirLock } from "./lock.js";
 
 export type DatabaseOptions =
-  | { kind: "postgres"; url: string; poolSize?: number }
+  | { kind: "postgres"; url: string; poolSize?: number; timeouts?: { connectMs: number; statementMs: number } }
   /** `dataDir` undefined: an in-memory database that vanishes with the process. */
   | { kind: "embedded"; dataDir: string | undefined };
 
@@ -15,6 +15,12 @@ export type DatabaseHandle = {
   kind: "postgres" | "embedded";
   /** The pg pool when on PostgreSQL, for libraries that take one. */
   pool: pg.Pool | undefined;
+  /**
+   * Runs `work` on a database handle without the request timeouts: a migration
+   * may legitimately run longer than any request should (an index on a big
+   * table). On PostgreSQL a connection of its own; the embedded database has none.
+   */
+  withoutTimeouts<T>(work: (db: Db) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 };
 
@@ -36,7 +42,12 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       connectionString: options.url,
       max: options.poolSize ?? 10,
       types: pgTypes,
-      connectionTimeoutMillis: 5_000,
+      // Bounded waits: for a connection, for one statement (server side), for its answer (client side,
+      // which also covers a frozen server), and for a transaction left open. Past them: 503, never a hang.
+      connectionTimeoutMillis: options.timeouts?.connectMs ?? 5_000,
+      statement_timeout: options.timeouts?.statementMs ?? 5_000,
+      query_timeout: (options.timeouts?.statementMs ?? 5_000) + 1_000,
+      idle_in_transaction_session_timeout: 30_000,
       application_name: "commerce-ingest",
     });
     // A client that loses its server (restart, failover) must not crash the process: idle
@@ -45,7 +56,15 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     pool.on("error", () => {});
     pool.on("connect", (client) => client.on("error", () => {}));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, kind: "postgres", pool, close: () => db.destroy() };
+    const withoutTimeouts = async <T>(work: (db: Db) => Promise<T>): Promise<T> => {
+      const unbounded = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: options.url, max: 1, types: pgTypes, application_name: "commerce-ingest-migrate" }) }) });
+      try {
+        return await work(unbounded);
+      } finally {
+        await unbounded.destroy();
+      }
+    };
+    return { db, kind: "postgres", pool, withoutTimeouts, close: () => db.destroy() };
   }
 
   const lock = options.dataDir ? DataDirLock.acquire(options.dataDir) : undefined;
@@ -58,6 +77,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       db,
       kind: "embedded",
       pool: undefined,
+      withoutTimeouts: (work) => work(db),
       close: async () => {
         try {
           await db.destroy();
@@ -80,6 +100,7 @@ const UNAVAILABLE_CODES = new Set([
   "ETIMEDOUT",
   "EPIPE",
   "EHOSTUNREACH",
+  "57014", // query_canceled: a statement over the statement timeout
   "57P01", // admin_shutdown
   "57P02", // crash_shutdown
   "57P03", // cannot_connect_now
@@ -97,7 +118,11 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   for (let current: unknown = error, depth = 0; current instanceof Error && depth < 5; depth++) {
     const code = "code" in current ? String(current.code) : "";
     if (UNAVAILABLE_CODES.has(code)) return true;
-    if (/PGlite is closed|PGlite instance is already closed|Connection terminated|timeout exceeded when trying to connect|driver has already been destroyed/i.test(current.message)) {
+    if (
+      /PGlite is closed|PGlite instance is already closed|Connection terminated|timeout exceeded when trying to connect|driver has already been destroyed|not queryable|Query read timeout/i.test(
+        current.message,
+      )
+    ) {
       return true;
     }
     if (current instanceof AggregateError && current.errors.some((inner) => isDatabaseUnavailable(inner))) return true;

@@ -2,7 +2,7 @@ import type { Transaction } from "kysely";
 import type { Database, Db } from "./types.js";
 
 const RETRYABLE = new Set(["40001", "40P01"]); // serialization_failure, deadlock_detected
-const ATTEMPTS = 3;
+const ATTEMPTS = 8;
 
 function isRetryable(error: unknown): boolean {
   return error instanceof Error && "code" in error && RETRYABLE.has(String(error.code));
@@ -10,8 +10,9 @@ function isRetryable(error: unknown): boolean {
 
 /**
  * One request, one transaction: everything `work` writes commits together or
- * not at all. A transaction PostgreSQL aborts to break a deadlock is run again
- * rather than surfacing as a 500.
+ * not at all. A transaction PostgreSQL aborts to break a deadlock, or for a
+ * serialization failure, is run again (up to eight times, with jittered
+ * backoff) rather than surfacing as a 500.
  */
 export async function inTransaction<T>(db: Db, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
@@ -19,7 +20,8 @@ export async function inTransaction<T>(db: Db, work: (trx: Transaction<Database>
       return await db.transaction().execute(work);
     } catch (error) {
       if (attempt >= ATTEMPTS || !isRetryable(error)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.random() * 10));
+      // Exponential with full jitter (5 ms doubling, capped at 200 ms): contenders spread apart instead of colliding again.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 5 * 2 ** attempt)));
     }
   }
 }

@@ -14,6 +14,18 @@ import { createRestRouter } from "./rest.js";
 export type AppOptions = { bodyLimitBytes: number; /** The built web console; its pages are served when it exists. */ consoleDir?: string | undefined };
 
 const REQUEST_ID = /^[\x20-\x7E]{1,128}$/;
+
+/** The console's and the docs' pages load only their own files (Swagger UI styles some elements inline). */
+const PAGE_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+].join("; ");
 const createCaller = createCallerFactory(appRouter);
 
 /** The caller's X-Request-Id when it is printable ASCII of at most 128 chars, else a new one. */
@@ -72,6 +84,25 @@ export function createApp(services: Services, options: AppOptions): express.Expr
         "request",
       );
     });
+    next();
+  });
+
+  // A body declared over the limit is refused before a byte of it is read, and the connection
+  // closed, so a client that claims megabytes and sends nothing holds nothing.
+  app.use((req, res, next) => {
+    const declared = Number(req.headers["content-length"] ?? 0);
+    if (!(declared > options.bodyLimitBytes)) return next();
+    res.setHeader("Connection", "close");
+    sendErrorCode(res, "BODY_TOO_LARGE");
+  });
+
+  app.use((req, res, next) => {
+    res.setHeader("X-Content-Type-Options", "nosniff");
+    res.setHeader("Referrer-Policy", "no-referrer");
+    res.setHeader("X-Frame-Options", "DENY");
+    // API answers are per caller and per moment: never stored by a cache on the way.
+    if (/^\/(api|admin|console\/trpc)(\/|$)/.test(req.path)) res.setHeader("Cache-Control", "no-store");
+    else res.setHeader("Content-Security-Policy", PAGE_POLICY);
     next();
   });
 

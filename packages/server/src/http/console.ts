@@ -42,7 +42,6 @@ function consoleHttp(req: Request, res: Response, cookieSecure: boolean): Consol
 export function createConsoleApi(services: Services): express.Router {
   const api = express.Router();
   api.use((_req, res, next) => {
-    res.setHeader("Cache-Control", "no-store");
     res.locals.route = CONSOLE_API_PREFIX;
     next();
   });

@@ -85,19 +85,46 @@ function profileChanged(fields: CustomerFields): RawBuilder<boolean> {
 }
 
 /**
+ * Locks what an erasure changes in the order every push takes the same rows:
+ * the customer's contacts (by id), then the customer. The other order would
+ * deadlock with a push for the same customer, which locks its contact first.
+ * A contact linked while this waited is locked late (a rare deadlock, retried).
+ */
+async function lockForErasure(db: Trx, storeId: number, externalId: string) {
+  const found = await db
+    .selectFrom("customers")
+    .select(["id"])
+    .where("store_id", "=", storeId)
+    .where("external_id", "=", externalId)
+    .where("deleted_at", "is", null)
+    .executeTakeFirst();
+  if (!found) return undefined;
+  await db
+    .selectFrom("contacts")
+    .select("id")
+    .where((eb) =>
+      eb.or([
+        eb("id", "in", eb.selectFrom("customer_contacts").select("contact_id").where("customer_id", "=", found.id)),
+        eb("id", "=", eb.selectFrom("customers").select("contact_id").where("id", "=", found.id)),
+      ]),
+    )
+    .orderBy("id")
+    .forUpdate()
+    .execute();
+  const customer = await db.selectFrom("customers").select(["id", "contact_id"]).where("id", "=", found.id).where("deleted_at", "is", null).forUpdate().executeTakeFirst();
+  if (!customer) return undefined;
+  const linked = await db.selectFrom("customer_contacts").select("contact_id").where("customer_id", "=", customer.id).execute();
+  const contactIds = [...new Set([...linked.map((link) => link.contact_id), ...(customer.contact_id === null ? [] : [customer.contact_id])])];
+  return { id: customer.id, contactIds };
+}
+
+/**
  * Erases the active customer with this key: personal fields cleared, the key
  * freed for a new customer (a phone key is personal data, so it goes too), the
  * link to its contact dropped. Returns the erased customer's id, if there was one.
  */
 export async function eraseCustomer(db: Trx, storeId: number, externalId: string): Promise<number | undefined> {
-  const customer = await db
-    .selectFrom("customers")
-    .select(["id", "contact_id"])
-    .where("store_id", "=", storeId)
-    .where("external_id", "=", externalId)
-    .where("deleted_at", "is", null)
-    .forUpdate()
-    .executeTakeFirst();
+  const customer = await lockForErasure(db, storeId, externalId);
   if (!customer) return undefined;
 
   await db
@@ -119,8 +146,8 @@ export async function eraseCustomer(db: Trx, storeId: number, externalId: string
 
   // Every contact of every phone the customer ever had: a shared one stays, but not with
   // the profile this customer may have synced to it; an unused one goes.
-  const linked = await db.deleteFrom("customer_contacts").where("customer_id", "=", customer.id).returning("contact_id").execute();
-  const contactIds = [...new Set([...linked.map((link) => link.contact_id), ...(customer.contact_id === null ? [] : [customer.contact_id])])];
+  await db.deleteFrom("customer_contacts").where("customer_id", "=", customer.id).execute();
+  const contactIds = customer.contactIds;
   if (contactIds.length > 0) {
     await db
       .updateTable("contacts")

@@ -1,0 +1,119 @@
+import net from "node:net";
+import { sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isDatabaseUnavailable } from "../src/db/index.js";
+import { onceAcrossDatabases, startTestServer, type TestServer } from "./helpers.js";
+
+let server: TestServer;
+let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;
+
+beforeAll(async () => {
+  server = await startTestServer({ connections: { requestTimeoutMs: 1_500, headersTimeoutMs: 1_500 } });
+  tenant = await server.createTenant();
+});
+afterAll(() => server?.close());
+
+/** A raw connection: what a slow, lying or idle client does, byte by byte. */
+function connect(): Promise<{ socket: net.Socket; received: () => string; closed: Promise<number> }> {
+  const { port } = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const socket = net.connect({ host: "127.0.0.1", port: Number(port) }, () => resolve({ socket, received: () => data, closed }));
+    let data = "";
+    socket.on("data", (chunk: Buffer) => (data += chunk.toString()));
+    socket.on("error", () => undefined);
+    const closed = new Promise<number>((done) => socket.on("close", () => done(Date.now() - started)));
+    socket.once("error", reject);
+  });
+}
+
+const head = (length: number) =>
+  `POST /api/v1/stores/${tenant.store.id}/customers HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${tenant.key}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`;
+
+describe.runIf(onceAcrossDatabases)("slow and lying clients", () => {
+  it("a declared Content-Length over the limit is answered 413 at once, and the connection closed unread", async () => {
+    const client = await connect();
+    const started = Date.now();
+    client.socket.write(head(5_000_000) + '{"a":1}');
+    const closedAfter = await client.closed;
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(closedAfter).toBeLessThan(1_000);
+    expect(client.received()).toMatch(/^HTTP\/1\.1 413 /);
+    expect(client.received()).toContain('{"error":"Request body too large"}');
+  });
+
+  it("a body that trickles is cut within the request timeout", async () => {
+    const client = await connect();
+    client.socket.write(head(500) + '{"a":1}');
+    const closedAfter = await client.closed;
+    // 1.5 s configured, checked every second.
+    expect(closedAfter).toBeLessThan(3_500);
+    expect(client.received()).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it("300 idle or trickling connections do not stop a well-behaved client from getting its 201", async () => {
+    const idle = await Promise.all(Array.from({ length: 300 }, () => connect()));
+    idle.forEach((client, i) => client.socket.write(i % 2 === 0 ? head(500).slice(0, 40) : head(500) + "{"));
+    const started = Date.now();
+    const res = await server.request("POST", `/api/v1/stores/${tenant.store.id}/customers`, { key: tenant.key, body: { external_id: "patient", phone: "+14155552671" } });
+    expect(res.status).toBe(201);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    for (const client of idle) client.socket.destroy();
+  });
+});
+
+describe.runIf(onceAcrossDatabases)("security headers", () => {
+  it("API answers are never cached or sniffed; pages load only their own files and cannot be framed", async () => {
+    const api = await server.request("GET", "/api/v1/openapi.json");
+    expect(api.headers.get("cache-control")).toBe("no-store");
+    expect(api.headers.get("x-content-type-options")).toBe("nosniff");
+    const refused = await server.request("POST", `/api/v1/stores/${tenant.store.id}/customers`, { body: {} });
+    expect(refused.headers.get("cache-control")).toBe("no-store");
+    const docs = await server.request("GET", "/docs");
+    expect(docs.headers.get("content-security-policy")).toContain("default-src 'self'");
+    expect(docs.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    expect(docs.headers.get("x-frame-options")).toBe("DENY");
+    expect(api.headers.get("access-control-allow-origin")).toBeNull();
+  });
+});
+
+describe("database faults", () => {
+  it("a broken connection, a statement timeout and a frozen server's read timeout mean 503, not 500", () => {
+    expect(isDatabaseUnavailable(new Error("Client has encountered a connection error and is not queryable"))).toBe(true);
+    expect(isDatabaseUnavailable(Object.assign(new Error("canceling statement due to statement timeout"), { code: "57014" }))).toBe(true);
+    expect(isDatabaseUnavailable(new Error("Query read timeout"))).toBe(true);
+    expect(isDatabaseUnavailable(Object.assign(new Error("duplicate key"), { code: "23505" }))).toBe(false);
+  });
+});
+
+describe("orders racing the erasure of their customer", () => {
+  it("never answer 5xx, and leave no personal data of the erased customer anywhere", async () => {
+    const id = `racer-${Date.now()}`;
+    const phone = "+14155550199";
+    const personal = { first_name: "Rosalind", last_name: `Racewell${Date.now()}`, email: `rosalind.${Date.now()}@example.org` };
+    const order = (n: number) =>
+      server.request("POST", `/api/v1/stores/${tenant.store.id}/orders`, {
+        key: tenant.key,
+        body: { external_id: `${id}-o${n}`, placed_at: "2026-11-22T10:00:00Z", total_price: 10, customer: { external_id: id, phone, ...personal } },
+      });
+    const erase = () => server.request("DELETE", `/api/v1/stores/${tenant.store.id}/customers/${id}`, { key: tenant.key });
+    const statuses: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      const calls = [...Array.from({ length: 25 }, (_, n) => order(round * 100 + n)), ...Array.from({ length: 5 }, () => erase())];
+      const results = await Promise.all(calls.sort(() => Math.random() - 0.5));
+      statuses.push(...results.map((res) => res.status));
+    }
+    expect(statuses.filter((status) => status >= 500)).toEqual([]);
+    expect(new Set(statuses)).toEqual(new Set([200, 201, 204].filter((status) => statuses.includes(status))));
+
+    expect((await erase()).status).toBe(204);
+    const tables = await sql<{ table_name: string }>`
+      select table_name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(server.db);
+    const leaks: string[] = [];
+    for (const { table_name } of tables.rows) {
+      const rows = await sql<{ row: string }>`select t::text as row from ${sql.table(table_name)} t`.execute(server.db);
+      for (const { row } of rows.rows) if ([personal.last_name, personal.email, phone].some((needle) => row.includes(needle))) leaks.push(`${table_name}: ${row}`);
+    }
+    expect(leaks).toEqual([]);
+  });
+});
