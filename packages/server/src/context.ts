@@ -3,6 +3,7 @@ import type { RateLimiter } from "./auth/rate-limit.js";
 import type { Db } from "./db/types.js";
 import type { AppError } from "./errors.js";
 import type { Logger } from "./logger.js";
+import type { IdempotencyRequest } from "./modules/requests/idempotency.js";
 import type { RequestLog } from "./modules/requests/request-log.service.js";
 
 /** What the console's sign-in needs: its settings, its throttles, and whether cookies demand HTTPS. */
@@ -46,12 +47,14 @@ export type Context = Services & {
   response: { status: number; authorized?: { storeId: number; keyId: number } };
   /** Present on console requests only. */
   http?: ConsoleHttp;
+  /** The request's `Idempotency-Key`, when it sent one. */
+  idempotency?: IdempotencyRequest;
 };
 
 /** Builds a context without HTTP: tests and the adapters all come through here. */
 export function createContextInner(
   services: Services,
-  request: { requestId?: string; authorization?: string; bodyProblem?: AppError; backfill?: boolean; http?: ConsoleHttp } = {},
+  request: { requestId?: string; authorization?: string; bodyProblem?: AppError; backfill?: boolean; http?: ConsoleHttp; idempotency?: IdempotencyRequest | undefined } = {},
 ): Context {
   return {
     ...services,
@@ -61,5 +64,6 @@ export function createContextInner(
     backfill: request.backfill ?? false,
     response: { status: 200 },
     ...(request.http ? { http: request.http } : {}),
+    ...(request.idempotency ? { idempotency: request.idempotency } : {}),
   };
 }

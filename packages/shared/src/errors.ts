@@ -17,6 +17,8 @@ export const ERRORS = {
   BODY_TOO_LARGE: { status: 413, message: "Request body too large" },
   VALIDATION_FAILED: { status: 422, message: "Invalid request body" },
   RATE_LIMITED: { status: 429, message: "Rate limit exceeded" },
+  IDEMPOTENCY_KEY_REUSED: { status: 422, message: "Idempotency-Key reused with a different request" },
+  REQUEST_IN_PROGRESS: { status: 409, message: "Request in progress" },
   NOT_FOUND: { status: 404, message: "Not found" },
   METHOD_NOT_ALLOWED: { status: 405, message: "Method not allowed" },
   SERVICE_UNAVAILABLE: { status: 503, message: "Service unavailable" },

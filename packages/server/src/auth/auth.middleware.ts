@@ -1,5 +1,6 @@
 import { baseProcedure, middleware } from "../trpc.js";
 import { AppError } from "../errors.js";
+import { idempotent } from "../modules/requests/idempotency.js";
 import { bearerToken, hashApiKey, looksLikeApiKey, secretsEqual } from "./api-key.js";
 import { parseStoreId, type StoreContext } from "./store-context.js";
 import { findKeyAccess } from "./tenant.repository.js";
@@ -13,7 +14,7 @@ function rawStoreId(raw: unknown): unknown {
  * the rate limit (429), then the store (403/404). A caller without a valid key
  * learns nothing about stores.
  */
-export const storeProcedure = baseProcedure.use(async ({ ctx, getRawInput, next }) => {
+const authorizedProcedure = baseProcedure.use(async ({ ctx, getRawInput, next }) => {
   if (ctx.authorization === undefined) throw new AppError("API_KEY_MISSING");
   const token = bearerToken(ctx.authorization);
   if (token === undefined || !looksLikeApiKey(token)) throw new AppError("API_KEY_INVALID");
@@ -42,11 +43,14 @@ export const storeProcedure = baseProcedure.use(async ({ ctx, getRawInput, next 
   return next({ ctx: { store, apiKeyId: access.key_id } });
 });
 
-/** Body problems found by the adapter surface only after authorization, as the contract orders. */
+/** Body problems found by the adapter surface only after authorization (and idempotency), as the contract orders. */
 const requireJsonBody = middleware(({ ctx, next }) => {
   if (ctx.bodyProblem) throw ctx.bodyProblem;
   return next();
 });
+
+/** Store-scoped procedures; their mutations honour `Idempotency-Key`. */
+export const storeProcedure = authorizedProcedure.use(idempotent);
 
 export const storeBodyProcedure = storeProcedure.use(requireJsonBody);
 

@@ -220,6 +220,21 @@ export interface CustomerContactTable {
   contact_id: number;
 }
 
+export interface IdempotencyKeyTable {
+  store_id: number;
+  key: string;
+  /** SHA-256 of the method, path and body: the same key with another request is refused. */
+  fingerprint: string;
+  /** The first request's id, which replays carry too. */
+  request_id: string;
+  /** Null while the first request runs. */
+  status: number | null;
+  body: string | null;
+  /** When the current claim was made (a claim taken over restarts it). */
+  created_at: UpdatedAt;
+  expires_at: ColumnType<Date, Date | string, Date | string>;
+}
+
 export interface RateLimitTable {
   key: string;
   points: number;
@@ -234,6 +249,7 @@ export interface Database {
   invitations: InvitationTable;
   sessions: SessionTable;
   request_log: RequestLogTable;
+  idempotency_keys: IdempotencyKeyTable;
   contacts: ContactTable;
   customers: CustomerTable;
   customer_contacts: CustomerContactTable;

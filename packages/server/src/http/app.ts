@@ -9,6 +9,7 @@ import { createDocsRouter } from "./docs.js";
 import { errorForLog, pathForLog } from "../logger.js";
 import { sendErrorCode } from "./errors.js";
 import { buildOpenApiDocument } from "./openapi.js";
+import { idempotencyRequestOf } from "../modules/requests/idempotency.js";
 import { createRestRouter } from "./rest.js";
 
 export type AppOptions = { bodyLimitBytes: number; /** The built web console; its pages are served when it exists. */ consoleDir?: string | undefined };
@@ -144,6 +145,7 @@ export function createApp(services: Services, options: AppOptions): express.Expr
           authorization: req.headers.authorization,
           bodyProblem,
           backfill: isBackfill(req.headers["x-backfill"]),
+          idempotency: idempotencyRequestOf(req.headers["idempotency-key"], req.method, req.path, req.body),
         }),
       onUnexpectedError: (error, req, res) => {
         const level = isDatabaseUnavailable(error) ? "warn" : "error";

@@ -3,6 +3,8 @@ import express, { type Request, type Response } from "express";
 import type { Context } from "../context.js";
 import type { Meta, ProcedureContract } from "../trpc.js";
 import type { AppError } from "../errors.js";
+import { TRPCError } from "@trpc/server";
+import { ReplayedResponse } from "../modules/requests/idempotency.js";
 import { readJsonObject } from "./json-body.js";
 import { sendError, sendErrorCode, toErrorResponse } from "./errors.js";
 
@@ -84,6 +86,13 @@ export function createRestRouter(options: RestAdapterOptions): express.Router {
           res.status(ctx.response.status).json(result);
         }
       } catch (error) {
+        const cause = error instanceof TRPCError && error.cause ? error.cause : error;
+        if (cause instanceof ReplayedResponse) {
+          res.set({ "Idempotent-Replayed": "true", "X-Request-Id": cause.requestId }).status(cause.status);
+          if (cause.body === null) res.end();
+          else res.type("application/json").send(cause.body);
+          return;
+        }
         const response = toErrorResponse(error);
         if (response.unexpected !== undefined) options.onUnexpectedError(response.unexpected, req, res);
         res.locals.errorMessage = response.body.error;

@@ -4,6 +4,7 @@ import * as records from "./2026-11-22-002-records.js";
 import * as automations from "./2026-11-22-003-automations.js";
 import * as changeTracking from "./2026-11-22-004-change-tracking.js";
 import * as console from "./2026-11-22-005-console.js";
+import * as idempotency from "./2026-11-22-006-idempotency.js";
 
 /** Every migration, in order. Listed here so the bundled server needs no migration folder at run time. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-22-003-automations": automations,
   "2026-11-22-004-change-tracking": changeTracking,
   "2026-11-22-005-console": console,
+  "2026-11-22-006-idempotency": idempotency,
 };

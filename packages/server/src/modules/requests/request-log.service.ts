@@ -1,6 +1,7 @@
 import type { Db } from "../../db/types.js";
 import { errorForLog, type Logger } from "../../logger.js";
 import { formatTimestamp } from "../../time.js";
+import { deleteExpiredKeys } from "./idempotency.repository.js";
 import * as repo from "./request-log.repository.js";
 
 export type { RequestLogEntry } from "./request-log.repository.js";
@@ -31,6 +32,8 @@ export function startRequestLog(db: Db, logger: Logger, retentionSeconds: number
         if (Date.now() - lastPrune > PRUNE_EVERY_MS) {
           lastPrune = Date.now();
           await repo.deleteEntriesBefore(db, retentionSeconds);
+          // The same housekeeping drops idempotency keys past their 24 hours.
+          await deleteExpiredKeys(db);
         }
       } catch (error) {
         logger.warn({ err: errorForLog(error), entries: batch.length }, "could not write the request log");
