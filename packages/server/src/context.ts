@@ -37,6 +37,8 @@ export type Context = Services & {
   authorization: string | undefined;
   /** What was wrong with the body, found before any procedure ran and reported after authorization. */
   bodyProblem: AppError | undefined;
+  /** The JSON body as sent, without path parameters: what the shop API's body parser checks. */
+  rawBody: Record<string, unknown> | undefined;
   /** `X-Backfill`: historical data, stored without triggering automations. */
   backfill: boolean;
   /**
@@ -54,13 +56,14 @@ export type Context = Services & {
 /** Builds a context without HTTP: tests and the adapters all come through here. */
 export function createContextInner(
   services: Services,
-  request: { requestId?: string; authorization?: string; bodyProblem?: AppError; backfill?: boolean; http?: ConsoleHttp; idempotency?: IdempotencyRequest | undefined } = {},
+  request: { requestId?: string; authorization?: string; bodyProblem?: AppError | undefined; rawBody?: Record<string, unknown> | undefined; backfill?: boolean; http?: ConsoleHttp; idempotency?: IdempotencyRequest | undefined } = {},
 ): Context {
   return {
     ...services,
     requestId: request.requestId ?? crypto.randomUUID(),
     authorization: request.authorization,
     bodyProblem: request.bodyProblem,
+    rawBody: request.rawBody,
     backfill: request.backfill ?? false,
     response: { status: 200 },
     ...(request.http ? { http: request.http } : {}),

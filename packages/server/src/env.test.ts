@@ -19,9 +19,15 @@ describe("configuration", () => {
 
   it("refuses a webhook timeout that is not shorter than the job lease, which would let a second worker deliver while the first still waits", () => {
     const webhook = { MESSAGING_WEBHOOK_URL: "https://hooks.example/messages", MESSAGING_WEBHOOK_SECRET: "0123456789abcdef" };
-    expect(() => parseEnv({ ...webhook, MESSAGING_WEBHOOK_TIMEOUT_MS: "60000", JOB_LEASE_SECONDS: "60" })).toThrow(
-      /MESSAGING_WEBHOOK_TIMEOUT_MS: must be shorter than JOB_LEASE_SECONDS/,
+    expect(() => parseEnv({ ...webhook, MESSAGING_WEBHOOK_TIMEOUT_MS: "55000", JOB_LEASE_SECONDS: "60" })).toThrow(
+      /MESSAGING_WEBHOOK_TIMEOUT_MS: with DATABASE_CONNECT_TIMEOUT_MS, must be shorter than JOB_LEASE_SECONDS/,
     );
-    expect(parseEnv({ ...webhook, MESSAGING_WEBHOOK_TIMEOUT_MS: "59000", JOB_LEASE_SECONDS: "60" }).webhook?.timeoutMs).toBe(59000);
+    expect(parseEnv({ ...webhook, MESSAGING_WEBHOOK_TIMEOUT_MS: "54000", JOB_LEASE_SECONDS: "60" }).webhook?.timeoutMs).toBe(54000);
+  });
+
+  it("refuses an in-process worker that could take every database connection", () => {
+    const postgres = { DATABASE_URL: "postgres://127.0.0.1/x", DATABASE_POOL_SIZE: "4" };
+    expect(() => parseEnv({ ...postgres, WORKER_CONCURRENCY: "4" })).toThrow(/WORKER_CONCURRENCY: must be below DATABASE_POOL_SIZE/);
+    expect(parseEnv({ ...postgres, WORKER_CONCURRENCY: "4", RUN_WORKER: "false" }).worker.concurrency).toBe(4);
   });
 });

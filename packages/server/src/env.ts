@@ -87,10 +87,16 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
   if (env.MESSAGING_WEBHOOK_URL && !env.MESSAGING_WEBHOOK_SECRET) {
     throw new Error("Invalid configuration:\n  MESSAGING_WEBHOOK_SECRET: is required with MESSAGING_WEBHOOK_URL (at least 16 characters)");
   }
-  if (env.MESSAGING_WEBHOOK_URL && env.MESSAGING_WEBHOOK_TIMEOUT_MS >= env.JOB_LEASE_SECONDS * 1000) {
-    // A delivery still waiting when the lease ends would be taken over and sent twice at once.
+  if (env.MESSAGING_WEBHOOK_URL && env.MESSAGING_WEBHOOK_TIMEOUT_MS + env.DATABASE_CONNECT_TIMEOUT_MS >= env.JOB_LEASE_SECONDS * 1000) {
+    // A job's lease must outlast its wait for a connection and its delivery, or it would be
+    // taken over and sent twice at once.
     throw new Error(
-      `Invalid configuration:\n  MESSAGING_WEBHOOK_TIMEOUT_MS: must be shorter than JOB_LEASE_SECONDS (${env.JOB_LEASE_SECONDS} s), or a second worker would deliver while the first still waits`,
+      `Invalid configuration:\n  MESSAGING_WEBHOOK_TIMEOUT_MS: with DATABASE_CONNECT_TIMEOUT_MS, must be shorter than JOB_LEASE_SECONDS (${env.JOB_LEASE_SECONDS} s), or a second worker would deliver while the first still waits`,
+    );
+  }
+  if (env.DATABASE_URL && env.RUN_WORKER && env.WORKER_CONCURRENCY >= env.DATABASE_POOL_SIZE) {
+    throw new Error(
+      `Invalid configuration:\n  WORKER_CONCURRENCY: must be below DATABASE_POOL_SIZE (${env.DATABASE_POOL_SIZE}) when the worker runs in the server, or it could take every connection from the requests`,
     );
   }
   return {

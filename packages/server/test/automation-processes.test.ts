@@ -33,6 +33,7 @@ describe.runIf(onceAcrossDatabases)("a worker killed in the middle of a flow", (
       WORKER_POLL_MS: "50",
       JOB_LEASE_SECONDS: "2",
       MESSAGING_WEBHOOK_TIMEOUT_MS: "1500",
+      DATABASE_CONNECT_TIMEOUT_MS: "300",
       JOB_BACKOFF_BASE_MS: "100",
     };
     const first = await startProcess("main.js", env);

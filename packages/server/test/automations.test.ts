@@ -259,8 +259,10 @@ describe("erased customers", () => {
 
   it("leave no phone behind: a phone-keyed customer's runs lose their id, a shared contact loses the synced profile", async () => {
     const phone = newPhone();
-    await push("customers", { phone, first_name: "Shared", lifetime_value: 50 });
     await push("customers", { external_id: uid("other"), phone });
+    await settled();
+    // The phone-keyed customer syncs last: the shared contact shows its profile.
+    await push("customers", { phone, first_name: "Shared", lifetime_value: 50 });
     await settled();
     const contact = await server.db.selectFrom("contacts").selectAll().where("store_id", "=", tenant.store.id).where("phone", "=", phone).executeTakeFirstOrThrow();
     expect(contact.synced_at).not.toBeNull();
@@ -268,6 +270,22 @@ describe("erased customers", () => {
     expect(await jobsFor("contact_sync", phone)).toHaveLength(0);
     const after = await server.db.selectFrom("contacts").selectAll().where("id", "=", contact.id).executeTakeFirstOrThrow();
     expect(after).toMatchObject({ first_name: null, lifetime_value: 0, tags: [], synced_at: null });
+  });
+});
+
+describe("erasure and contacts shared over time", () => {
+  it("keeps the profile another customer synced to a phone the erased customer once had", async () => {
+    const p1 = newPhone();
+    const a = uid("mover");
+    await push("customers", { external_id: a, phone: p1, first_name: "Alma" });
+    await settled();
+    await push("customers", { external_id: a, phone: newPhone(), first_name: "Alma" });
+    const b = uid("newcomer");
+    await push("customers", { external_id: b, phone: p1, first_name: "Bruno", lifetime_value: 700 });
+    await settled();
+    expect((await server.request("DELETE", `/api/v1/stores/${tenant.store.id}/customers/${a}`, { key: tenant.key })).status).toBe(204);
+    const contact = await server.db.selectFrom("contacts").selectAll().where("store_id", "=", tenant.store.id).where("phone", "=", p1).executeTakeFirstOrThrow();
+    expect(contact).toMatchObject({ first_name: "Bruno", lifetime_value: 700 });
   });
 });
 
@@ -521,14 +539,14 @@ describe("a worker that lost its lease", () => {
   afterAll(() => own?.close());
 
   /** A job claimed by `worker-a`, then taken over by `worker-b` (as after a lease ran out), and the log lines of worker-a running it anyway. */
-  async function runTakenOverJob(provider: MessagingProvider) {
+  async function runTakenOverJob(provider: MessagingProvider, takeover: { locked_by: string; attempts?: number } = { locked_by: "worker-b" }) {
     const t = await own.createTenant();
     const body = order(newPhone());
     expect((await own.request("POST", `/api/v1/stores/${t.store.id}/orders`, { key: t.key, body })).status).toBe(201);
     const claimed = await claimJobs(own.db, "worker-a", 30, 10);
     const job = claimed.find((candidate) => candidate.flow === "post_purchase" && candidate.record_external_id === body.external_id);
     if (!job) throw new Error("the post-purchase job was not claimed");
-    await own.db.updateTable("automation_jobs").set({ locked_by: "worker-b" }).where("id", "=", job.id).execute();
+    await own.db.updateTable("automation_jobs").set(takeover).where("id", "=", job.id).execute();
     const lines: string[] = [];
     const logger = pino({ level: "info" }, { write: (line: string) => lines.push(line) });
     await runJob({ db: own.db, logger, provider, workerId: "worker-a" }, FAST_WORKER, job);
@@ -542,6 +560,14 @@ describe("a worker that lost its lease", () => {
     expect(messages).not.toContain("automation succeeded");
     expect(messages).toContain("automation left to the worker that took it over");
     expect(after).toMatchObject({ status: "running", locked_by: "worker-b" });
+    expect(recorded).toBe(0);
+  });
+
+  it("a claim that outlived its lease and was taken again by the same worker leaves the job to the newer claim", async () => {
+    const { messages, after, recorded } = await runTakenOverJob(recordingProvider(pino({ level: "silent" })), { locked_by: "worker-a", attempts: 2 });
+    expect(messages).not.toContain("automation succeeded");
+    expect(messages).toContain("automation left to the worker that took it over");
+    expect(after).toMatchObject({ status: "running", locked_by: "worker-a", attempts: 2 });
     expect(recorded).toBe(0);
   });
 

@@ -110,12 +110,13 @@ export async function claimJobs(db: Executor, workerId: string, leaseSeconds: nu
 }
 
 /**
- * Finishes a job this worker still holds; a job another worker took over is
- * left to it. `locked_by` stays, saying which worker ran it last.
+ * Finishes a job this claim still holds: the same worker and the same attempt
+ * (a claim that outlived its lease may have been taken over, by another worker
+ * or by a later claim of this one). `locked_by` stays, saying which worker ran it last.
  */
 export async function finishJob(
   db: Executor,
-  job: Pick<JobRow, "id">,
+  job: Pick<JobRow, "id" | "attempts">,
   workerId: string,
   outcome: { status: "succeeded" | "failed" | "cancelled"; error?: string } | { status: "pending"; error: string; retryInMs: number },
 ): Promise<boolean> {
@@ -133,6 +134,7 @@ export async function finishJob(
     .where("id", "=", job.id)
     .where("status", "=", "running")
     .where("locked_by", "=", workerId)
+    .where("attempts", "=", job.attempts)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
@@ -162,7 +164,7 @@ export async function recordMessage(db: Executor, message: NewMessage, status: "
 }
 
 /** Marks the job's message sent and the job succeeded, in one statement; false when this worker no longer holds the job. */
-export async function completeDelivery(db: Executor, job: Pick<JobRow, "id">, workerId: string): Promise<boolean> {
+export async function completeDelivery(db: Executor, job: Pick<JobRow, "id" | "attempts">, workerId: string): Promise<boolean> {
   const result = await db
     .with("sent", (qb) =>
       qb.updateTable("messages").set({ status: "sent", sent_at: now() }).where("job_id", "=", job.id).where("status", "=", "pending"),
@@ -172,6 +174,7 @@ export async function completeDelivery(db: Executor, job: Pick<JobRow, "id">, wo
     .where("id", "=", job.id)
     .where("status", "=", "running")
     .where("locked_by", "=", workerId)
+    .where("attempts", "=", job.attempts)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }

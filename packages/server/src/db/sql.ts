@@ -12,17 +12,22 @@ export const now = (): RawBuilder<Date> => sql<Date>`now()`;
 export const wasInserted = sql<boolean>`(xmax = 0)`;
 
 /**
- * Runs `work` so that its failure undoes only its own statements, leaving the
- * surrounding transaction usable.
+ * Runs `work` so that a failure `expected` says is part of the plan undoes only
+ * its own statements and leaves the surrounding transaction usable; any other
+ * failure (a deadlock, a timeout) still fails the transaction.
  */
-export async function inSavepoint<T>(db: Trx, name: string, work: () => Promise<T>): Promise<T | undefined> {
+export async function inSavepoint<T>(db: Trx, name: string, work: () => Promise<T>, expected: (error: unknown) => boolean): Promise<T | undefined> {
   await sql.raw(`savepoint ${name}`).execute(db);
   try {
     const result = await work();
     await sql.raw(`release savepoint ${name}`).execute(db);
     return result;
-  } catch {
+  } catch (error) {
+    if (!expected(error)) throw error;
     await sql.raw(`rollback to savepoint ${name}`).execute(db);
     return undefined;
   }
 }
+
+/** PostgreSQL's foreign_key_violation. */
+export const isForeignKeyViolation = (error: unknown): boolean => error instanceof Error && "code" in error && error.code === "23503";

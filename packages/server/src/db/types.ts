@@ -90,6 +90,8 @@ export interface ContactTable {
   lifetime_value: Generated<number>;
   orders_count: Generated<number>;
   synced_at: Date | null;
+  /** The customer whose profile the last sync wrote here: an erasure clears only its own. */
+  synced_customer_id: number | null;
   created_at: CreatedAt;
 }
 

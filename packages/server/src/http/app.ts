@@ -139,11 +139,12 @@ export function createApp(services: Services, options: AppOptions): express.Expr
     createRestRouter({
       appRouter,
       createCaller: (ctx) => createCaller(ctx),
-      createContext: (req, res, bodyProblem) =>
+      createContext: (req, res, body) =>
         createContextInner(services, {
           requestId: String(res.locals.requestId),
           authorization: req.headers.authorization,
-          bodyProblem,
+          bodyProblem: body.problem,
+          rawBody: body.value,
           backfill: isBackfill(req.headers["x-backfill"]),
           idempotency: idempotencyRequestOf(req.headers["idempotency-key"], req.method, req.path, req.body),
         }),

@@ -68,7 +68,7 @@ export function upsertProcedure<Body extends z.ZodType, Record extends object>(s
       },
     })
     .input(storeParams)
-    .use(async ({ ctx, getRawInput, next }) => next({ ctx: { body: parseBody(spec.body, spec.phonePaths, await getRawInput(), ctx.store.country) } }))
+    .use(({ ctx, next }) => next({ ctx: { body: parseBody(spec.body, spec.phonePaths, ctx.rawBody ?? {}, ctx.store.country) } }))
     .output<z.ZodType<object, object>>(spec.output)
     .mutation(async ({ ctx }) => {
       const { record, created } = await spec.upsert({ db: ctx.db, store: ctx.store, options: { backfill: ctx.backfill } }, ctx.body);
@@ -96,7 +96,7 @@ export function patchProcedure<Body extends z.ZodType, Record extends object>(sp
       contract: { success: { 200: "Updated (an empty body changes nothing and returns the record)" }, errors: [...STORE_ERRORS, ...BODY_ERRORS, spec.notFound], body: spec.body },
     })
     .input(recordParams)
-    .use(async ({ ctx, getRawInput, next }) => next({ ctx: { body: parseBody(spec.body, [], await getRawInput(), ctx.store.country) } }))
+    .use(({ ctx, next }) => next({ ctx: { body: parseBody(spec.body, [], ctx.rawBody ?? {}, ctx.store.country) } }))
     .output<z.ZodType<object, object>>(spec.output)
     .mutation(({ ctx, input }) => spec.update({ db: ctx.db, store: ctx.store, options: { backfill: ctx.backfill } }, input.external_id, ctx.body));
 }

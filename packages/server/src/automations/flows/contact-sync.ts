@@ -22,7 +22,7 @@ export const contactSync = defineFlow({
       lifetime_value: customer.lifetime_value,
       orders_count: customer.orders_count,
     };
-    await writeContactProfile(trx, customer.contact_id, profile);
+    await writeContactProfile(trx, customer.contact_id, customer.id, profile);
     return {
       send: true,
       recipient: { id: customer.id, contact_id: customer.contact_id, phone: customer.phone, first_name: customer.first_name },

@@ -58,11 +58,11 @@ export type ContactProfile = {
   orders_count: number;
 };
 
-/** The messaging app's view of the contact, as a sync leaves it. */
-export async function writeContactProfile(trx: Trx, contactId: number, profile: ContactProfile): Promise<void> {
+/** The messaging app's view of the contact, as a sync by this customer leaves it. */
+export async function writeContactProfile(trx: Trx, contactId: number, customerId: number, profile: ContactProfile): Promise<void> {
   await trx
     .updateTable("contacts")
-    .set({ ...profile, tags: textArray(profile.tags), synced_at: new Date() })
+    .set({ ...profile, tags: textArray(profile.tags), synced_at: new Date(), synced_customer_id: customerId })
     .where("id", "=", contactId)
     .execute();
 }

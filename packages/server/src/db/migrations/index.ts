@@ -5,6 +5,7 @@ import * as automations from "./2026-11-22-003-automations.js";
 import * as changeTracking from "./2026-11-22-004-change-tracking.js";
 import * as console from "./2026-11-22-005-console.js";
 import * as idempotency from "./2026-11-22-006-idempotency.js";
+import * as contactOwner from "./2026-11-22-007-contact-owner.js";
 
 /** Every migration, in order. Listed here so the bundled server needs no migration folder at run time. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-22-004-change-tracking": changeTracking,
   "2026-11-22-005-console": console,
   "2026-11-22-006-idempotency": idempotency,
+  "2026-11-22-007-contact-owner": contactOwner,
 };

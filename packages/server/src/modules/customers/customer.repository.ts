@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from "kysely";
 import type { Executor, Trx } from "../../db/types.js";
-import { inSavepoint, now, textArray, wasInserted } from "../../db/sql.js";
+import { inSavepoint, isForeignKeyViolation, now, textArray, wasInserted } from "../../db/sql.js";
 
 /** The fields an upsert writes; absent ones keep their stored value. */
 export type CustomerFields = {
@@ -149,10 +149,12 @@ export async function eraseCustomer(db: Trx, storeId: number, externalId: string
   await db.deleteFrom("customer_contacts").where("customer_id", "=", customer.id).execute();
   const contactIds = customer.contactIds;
   if (contactIds.length > 0) {
+    // Only the profile this customer synced goes: another customer's on a phone it once had stays.
     await db
       .updateTable("contacts")
-      .set({ first_name: null, last_name: null, email: null, locale: null, tags: textArray([]), lifetime_value: 0, orders_count: 0, synced_at: null })
+      .set({ first_name: null, last_name: null, email: null, locale: null, tags: textArray([]), lifetime_value: 0, orders_count: 0, synced_at: null, synced_customer_id: null })
       .where("id", "in", contactIds)
+      .where((eb) => eb.or([eb("synced_customer_id", "=", customer.id), eb("synced_customer_id", "is", null)]))
       .execute();
     for (const contactId of contactIds) await deleteContactIfUnused(db, contactId);
   }
@@ -165,11 +167,15 @@ export async function eraseCustomer(db: Trx, storeId: number, externalId: string
  * the contact then stays.
  */
 async function deleteContactIfUnused(db: Trx, contactId: number): Promise<void> {
-  await inSavepoint(db, "contact_cleanup", () =>
-    db
-      .deleteFrom("contacts")
-      .where("id", "=", contactId)
-      .where((eb) => eb.not(eb.exists(eb.selectFrom("customers").select("id").where("contact_id", "=", contactId))))
-      .execute(),
+  await inSavepoint(
+    db,
+    "contact_cleanup",
+    () =>
+      db
+        .deleteFrom("contacts")
+        .where("id", "=", contactId)
+        .where((eb) => eb.not(eb.exists(eb.selectFrom("customers").select("id").where("contact_id", "=", contactId))))
+        .execute(),
+    isForeignKeyViolation,
   );
 }
