@@ -1,0 +1,82 @@
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+
+/** PostgreSQL's programs on this machine (Debian's layout), the newest version installed. */
+function binDir(): string | undefined {
+  const root = "/usr/lib/postgresql";
+  if (!fs.existsSync(root)) return undefined;
+  const versions = fs.readdirSync(root).sort((a, b) => Number(b) - Number(a));
+  return versions.map((version) => path.join(root, version, "bin")).find((dir) => fs.existsSync(path.join(dir, "initdb")));
+}
+
+/**
+ * A throw-away PostgreSQL cluster of the test's own, on its own port and data
+ * directory: stopping, crashing and freezing it touches nothing else. Run as
+ * the `postgres` user when the tests run as root (PostgreSQL refuses root).
+ */
+export type Cluster = {
+  url: string;
+  restart(): Promise<void>;
+  stop(mode: "fast" | "immediate"): Promise<void>;
+  start(): Promise<void>;
+  /** SIGSTOP (or SIGCONT) every process of the cluster: a server that stops answering without closing anything. */
+  freeze(): Promise<void>;
+  thaw(): Promise<void>;
+  destroy(): Promise<void>;
+};
+
+export function clusterUnavailableReason(): string | undefined {
+  if (!binDir()) return "no PostgreSQL programs under /usr/lib/postgresql";
+  if (process.getuid?.() === 0 && !fs.existsSync("/usr/sbin/runuser")) return "running as root without runuser";
+  return undefined;
+}
+
+export async function createCluster(port: number): Promise<Cluster> {
+  const bin = binDir();
+  if (!bin) throw new Error("no PostgreSQL programs");
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "faults-pg-"));
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) await run("chown", ["postgres:postgres", dir]);
+  const pg = (program: string, args: string[]) =>
+    asRoot ? run("/usr/sbin/runuser", ["-u", "postgres", "--", path.join(bin, program), ...args]) : run(path.join(bin, program), args);
+  const data = path.join(dir, "data");
+  await pg("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]);
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=60`;
+  const start = async () => void (await pg("pg_ctl", ["-D", data, "-o", options, "-l", path.join(dir, "log"), "-w", "start"]));
+  await start();
+
+  /** The postmaster and its children: every process of the cluster. */
+  const processes = async (): Promise<number[]> => {
+    const postmaster = Number(fs.readFileSync(path.join(data, "postmaster.pid"), "utf8").split("\n")[0]);
+    const { stdout } = await run("pgrep", ["-P", String(postmaster)]).catch(() => ({ stdout: "" }));
+    return [postmaster, ...stdout.split("\n").filter(Boolean).map(Number)];
+  };
+  const signal = async (name: "SIGSTOP" | "SIGCONT") => {
+    for (const pid of await processes()) {
+      try {
+        process.kill(pid, name);
+      } catch {
+        // a backend that just ended
+      }
+    }
+  };
+
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    restart: async () => void (await pg("pg_ctl", ["-D", data, "-o", options, "-l", path.join(dir, "log"), "-w", "-m", "fast", "restart"])),
+    stop: async (mode) => void (await pg("pg_ctl", ["-D", data, "-w", "-m", mode, "stop"])),
+    start,
+    freeze: () => signal("SIGSTOP"),
+    thaw: () => signal("SIGCONT"),
+    async destroy() {
+      await signal("SIGCONT").catch(() => undefined);
+      await pg("pg_ctl", ["-D", data, "-w", "-m", "immediate", "stop"]).catch(() => undefined);
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
