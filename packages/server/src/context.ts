@@ -5,6 +5,7 @@ import type { AppError } from "./errors.js";
 import type { Logger } from "./logger.js";
 import type { IdempotencyRequest } from "./modules/requests/idempotency.js";
 import type { RequestLog } from "./modules/requests/request-log.service.js";
+import type { Metrics } from "./http/metrics.js";
 
 /** What the console's sign-in needs: its settings, its throttles, and whether cookies demand HTTPS. */
 export type AccountServices = { settings: AccountSettings; limiters: SignInLimiters; cookieSecure: boolean };
@@ -13,10 +14,16 @@ export type Services = {
   db: Db;
   logger: Logger;
   rateLimiter: RateLimiter;
+  /** Failed authentications per address: an address that keeps failing is slowed to 429s. */
+  authFailures?: RateLimiter;
   adminToken: string;
+  /** Whether the operator API and /metrics answer callers other than this machine. */
+  adminRemote?: boolean;
   accounts: AccountServices;
   /** Recent API calls per store, for the console; absent where nothing keeps them. */
   requestLog?: RequestLog;
+  /** Prometheus metrics at /metrics; absent where nothing scrapes them. */
+  metrics?: Metrics;
   /** Called after a write succeeds, so an in-process worker picks up its jobs at once. */
   afterWrite?: () => void;
 };
@@ -35,6 +42,8 @@ export type Context = Services & {
   requestId: string;
   /** The raw `Authorization` header, absent when the caller sent none. */
   authorization: string | undefined;
+  /** The caller's address, as the socket says. */
+  address: string | undefined;
   /** What was wrong with the body, found before any procedure ran and reported after authorization. */
   bodyProblem: AppError | undefined;
   /** The JSON body as sent, without path parameters: what the shop API's body parser checks. */
@@ -56,12 +65,13 @@ export type Context = Services & {
 /** Builds a context without HTTP: tests and the adapters all come through here. */
 export function createContextInner(
   services: Services,
-  request: { requestId?: string; authorization?: string; bodyProblem?: AppError | undefined; rawBody?: Record<string, unknown> | undefined; backfill?: boolean; http?: ConsoleHttp; idempotency?: IdempotencyRequest | undefined } = {},
+  request: { requestId?: string; authorization?: string; address?: string | undefined; bodyProblem?: AppError | undefined; rawBody?: Record<string, unknown> | undefined; backfill?: boolean; http?: ConsoleHttp; idempotency?: IdempotencyRequest | undefined } = {},
 ): Context {
   return {
     ...services,
     requestId: request.requestId ?? crypto.randomUUID(),
     authorization: request.authorization,
+    address: request.address,
     bodyProblem: request.bodyProblem,
     rawBody: request.rawBody,
     backfill: request.backfill ?? false,

@@ -25,6 +25,12 @@ describe("configuration", () => {
     expect(parseEnv({ ...webhook, MESSAGING_WEBHOOK_TIMEOUT_MS: "54000", JOB_LEASE_SECONDS: "60" }).webhook?.timeoutMs).toBe(54000);
   });
 
+  it("refuses a short or low-entropy admin token", () => {
+    expect(() => parseEnv({ ADMIN_TOKEN: "short-token-1234" })).toThrow(/ADMIN_TOKEN: must be at least 24 characters/);
+    expect(() => parseEnv({ ADMIN_TOKEN: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" })).toThrow(/ADMIN_TOKEN: is too weak/);
+    expect(parseEnv({ ADMIN_TOKEN: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b" }).adminToken).toBe("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b");
+  });
+
   it("refuses an in-process worker that could take every database connection", () => {
     const postgres = { DATABASE_URL: "postgres://127.0.0.1/x", DATABASE_POOL_SIZE: "4" };
     expect(() => parseEnv({ ...postgres, WORKER_CONCURRENCY: "4" })).toThrow(/WORKER_CONCURRENCY: must be below DATABASE_POOL_SIZE/);

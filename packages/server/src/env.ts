@@ -18,7 +18,12 @@ const envSchema = z.object({
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(10),
   DATA_DIR: z.string().min(1).default(".data"),
-  ADMIN_TOKEN: z.string().min(16).optional(),
+  ADMIN_TOKEN: z
+    .string()
+    .min(24, "must be at least 24 characters (for example: openssl rand -hex 24)")
+    .refine((token) => new Set(token).size >= 10, "is too weak: use a random token (for example: openssl rand -hex 24)")
+    .optional(),
+  ADMIN_REMOTE: bool.default(false),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   RATE_LIMIT_REQUESTS: z.coerce.number().int().min(0).default(1000),
@@ -59,6 +64,8 @@ export type Env = {
   connections: ConnectionLimits;
   dataDir: string;
   adminToken: string | undefined;
+  /** Whether the operator API and /metrics answer callers other than this machine. */
+  adminRemote: boolean;
   logLevel: z.infer<typeof envSchema>["LOG_LEVEL"];
   bodyLimitBytes: number;
   rateLimit: { requests: number; windowSeconds: number };
@@ -113,6 +120,7 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
     },
     dataDir: path.resolve(env.DATA_DIR),
     adminToken: env.ADMIN_TOKEN,
+    adminRemote: env.ADMIN_REMOTE,
     logLevel: env.LOG_LEVEL,
     bodyLimitBytes: env.BODY_LIMIT_BYTES,
     rateLimit: { requests: env.RATE_LIMIT_REQUESTS, windowSeconds: env.RATE_LIMIT_WINDOW_SECONDS },

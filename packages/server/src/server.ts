@@ -2,13 +2,14 @@ import type { AddressInfo } from "node:net";
 import { resolveAdminToken } from "./admin-token.js";
 import { providerFromEnv, startWorker, type Worker } from "./automations/index.js";
 import { createSignInLimiters, INVITATION_DAYS, type AccountSettings } from "./auth/member.service.js";
-import { createRateLimiter } from "./auth/rate-limit.js";
+import { AUTH_FAILURE_LIMIT, createRateLimiter } from "./auth/rate-limit.js";
 import { startRequestLog } from "./modules/requests/request-log.service.js";
 import { openDatabase, type DatabaseHandle } from "./db/index.js";
 import { migrateToLatest } from "./db/migrate.js";
 import type { Env } from "./env.js";
 import { createApp } from "./http/app.js";
 import { createHttpServer } from "./http/http-server.js";
+import { createMetrics } from "./http/metrics.js";
 import type { Logger } from "./logger.js";
 import { demoBanner, seedDemo } from "./seed.js";
 
@@ -51,8 +52,11 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
         logger,
         rateLimiter: createRateLimiter(env.rateLimit, database.pool),
         adminToken,
+        adminRemote: env.adminRemote,
+        authFailures: createRateLimiter(AUTH_FAILURE_LIMIT, database.pool, "auth-failures"),
         accounts: { settings, limiters: createSignInLimiters(database.pool), cookieSecure: env.console.cookieSecure },
         requestLog,
+        metrics: createMetrics(database.db, database.pool),
         afterWrite: () => worker?.nudge(),
       },
       { bodyLimitBytes: env.bodyLimitBytes, consoleDir: env.console.dir },

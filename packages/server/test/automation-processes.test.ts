@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createTestDatabase, onceAcrossDatabases, startTestServer, testDb } from "./helpers.js";
 import { operator, startProcess, startReceiver, stopAll, tempDir, type Proc } from "./processes.js";
 
-const ADMIN = "process-test-admin-token-42";
+const ADMIN = "process-test-admin-token-0123456789";
 const SECRET = "whsec_process_test_0123456789";
 const running: Proc[] = [];
 const cleanups: Array<() => Promise<void>> = [];

@@ -2,7 +2,8 @@ import net from "node:net";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isDatabaseUnavailable } from "../src/db/index.js";
-import { onceAcrossDatabases, startTestServer, type TestServer } from "./helpers.js";
+import { isLocalAddress } from "../src/auth/auth.middleware.js";
+import { ADMIN_TOKEN, onceAcrossDatabases, startTestServer, type TestServer } from "./helpers.js";
 
 let server: TestServer;
 let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;
@@ -74,6 +75,39 @@ describe.runIf(onceAcrossDatabases)("security headers", () => {
     expect(docs.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
     expect(docs.headers.get("x-frame-options")).toBe("DENY");
     expect(api.headers.get("access-control-allow-origin")).toBeNull();
+  });
+});
+
+describe("repeated failed authentications from one address", () => {
+  it("are slowed to 429 with Retry-After, while a valid key from the same address still works", async () => {
+    const guarded = await startTestServer({ authFailureLimit: { requests: 3, windowSeconds: 60 } });
+    try {
+      const t = await guarded.createTenant();
+      const guess = () => guarded.request("POST", `/api/v1/stores/${t.store.id}/customers`, { key: "A".repeat(24), body: { phone: "+14155552671" } });
+      expect([(await guess()).status, (await guess()).status, (await guess()).status]).toEqual([401, 401, 401]);
+      const slowed = await guess();
+      expect(slowed.status).toBe(429);
+      expect(slowed.body).toEqual({ error: "Rate limit exceeded" });
+      expect(Number(slowed.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect((await guarded.request("POST", `/api/v1/stores/${t.store.id}/customers`, { key: t.key, body: { phone: "+14155552671" } })).status).toBe(201);
+    } finally {
+      await guarded.close();
+    }
+  });
+});
+
+describe.runIf(onceAcrossDatabases)("operators", () => {
+  it("read Prometheus metrics with the admin token only, from this machine only", async () => {
+    await server.request("GET", "/healthz");
+    expect((await server.request("GET", "/metrics")).status).toBe(401);
+    expect((await server.request("GET", "/metrics", { key: "not-the-admin-token-000000" })).status).toBe(401);
+    const metrics = await server.request("GET", "/metrics", { key: ADMIN_TOKEN });
+    expect(metrics.status).toBe(200);
+    expect(metrics.headers.get("content-type")).toMatch(/^text\/plain/);
+    expect(metrics.text).toMatch(/http_requests_total\{route="\/api\/v1\/stores\/\{store_id\}\/customers",method="POST",status="201"\} \d+/);
+    for (const name of ["http_request_duration_seconds_bucket", "automation_backlog", "automation_oldest_due_seconds", "automation_failed_last_hour", "automation_queue_scrape_ok 1"]) expect(metrics.text).toContain(name);
+    expect(isLocalAddress("127.0.0.1") && isLocalAddress("::1") && isLocalAddress("::ffff:127.0.0.1")).toBe(true);
+    expect(isLocalAddress("10.0.0.7") || isLocalAddress("::ffff:192.168.1.2") || isLocalAddress(undefined)).toBe(false);
   });
 });
 

@@ -12,6 +12,7 @@ import { migrateToLatest } from "../src/db/migrate.js";
 import type { Db } from "../src/db/types.js";
 import { createApp } from "../src/http/app.js";
 import { createHttpServer, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "../src/http/http-server.js";
+import { createMetrics } from "../src/http/metrics.js";
 import { createLogger, type Logger } from "../src/logger.js";
 
 export const testDb = process.env.TEST_DB === "postgres" ? "postgres" : "embedded";
@@ -97,6 +98,8 @@ export async function startTestServer(
     signInLimits?: typeof SIGN_IN_LIMITS;
     consoleDir?: string;
     connections?: Partial<ConnectionLimits>;
+    /** Failed authentications per address before 429; off unless given. */
+    authFailureLimit?: RateLimitOptions;
   } = {},
 ) {
   let created: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
@@ -121,8 +124,10 @@ export async function startTestServer(
       logger,
       rateLimiter: createRateLimiter(options.rateLimit ?? { requests: 0, windowSeconds: 1 }, handle.pool),
       adminToken: ADMIN_TOKEN,
+      ...(options.authFailureLimit ? { authFailures: createRateLimiter(options.authFailureLimit, handle.pool, "auth-failures") } : {}),
       accounts: { settings, limiters: createSignInLimiters(handle.pool, options.signInLimits), cookieSecure: false },
       requestLog,
+      metrics: createMetrics(handle.db, handle.pool),
       afterWrite: () => worker?.nudge(),
     },
     { bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024, consoleDir: options.consoleDir },

@@ -88,7 +88,7 @@ describe.runIf(onceAcrossDatabases)("graceful shutdown", () => {
 });
 
 async function shutdownWhileInFlight(env: Record<string, string>) {
-  const admin = "shutdown-test-admin-token";
+  const admin = "shutdown-test-admin-token-0123";
   const server = await startServer({ ...env, SEED_DEMO: "false", ADMIN_TOKEN: admin });
   const team = await operator(server.url, admin, "POST", "/admin/v1/teams", { name: "t" });
   const store = await operator(server.url, admin, "POST", "/admin/v1/stores", { team_id: team.id, name: "s", country: "US" });

@@ -1,3 +1,4 @@
+import type { Context } from "../context.js";
 import { baseProcedure, middleware } from "../trpc.js";
 import { AppError } from "../errors.js";
 import { idempotent } from "../modules/requests/idempotency.js";
@@ -14,14 +15,27 @@ function rawStoreId(raw: unknown): unknown {
  * the rate limit (429), then the store (403/404). A caller without a valid key
  * learns nothing about stores.
  */
+/**
+ * A failed authentication: its 401, unless the address has failed too often
+ * lately; then 429, so guessing keys from one address is slowed. A caller with
+ * a valid key never pays for this check.
+ */
+async function refused(ctx: Context, code: "API_KEY_MISSING" | "API_KEY_INVALID"): Promise<AppError> {
+  if (ctx.authFailures && ctx.address) {
+    const decision = await ctx.authFailures.consume(ctx.address);
+    if (!decision.allowed) return new AppError("RATE_LIMITED", undefined, { "Retry-After": String(decision.retryAfterSeconds) });
+  }
+  return new AppError(code);
+}
+
 const authorizedProcedure = baseProcedure.use(async ({ ctx, getRawInput, next }) => {
-  if (ctx.authorization === undefined) throw new AppError("API_KEY_MISSING");
+  if (ctx.authorization === undefined) throw await refused(ctx, "API_KEY_MISSING");
   const token = bearerToken(ctx.authorization);
-  if (token === undefined || !looksLikeApiKey(token)) throw new AppError("API_KEY_INVALID");
+  if (token === undefined || !looksLikeApiKey(token)) throw await refused(ctx, "API_KEY_INVALID");
 
   const storeId = parseStoreId(rawStoreId(await getRawInput()));
   const access = await findKeyAccess(ctx.db, hashApiKey(token), storeId);
-  if (!access) throw new AppError("API_KEY_INVALID");
+  if (!access) throw await refused(ctx, "API_KEY_INVALID");
 
   const decision = await ctx.rateLimiter.consume(String(access.key_id));
   if (!decision.allowed) {
@@ -54,8 +68,17 @@ export const storeProcedure = authorizedProcedure.use(idempotent);
 
 export const storeBodyProcedure = storeProcedure.use(requireJsonBody);
 
-/** The operator API: a bearer admin token, compared in constant time. */
+/** Loopback addresses: the machine the server runs on. */
+export function isLocalAddress(address: string | undefined): boolean {
+  return address !== undefined && (address === "::1" || /^(::ffff:)?127\.\d+\.\d+\.\d+$/.test(address));
+}
+
+/**
+ * The operator API: callers on this machine only (unless ADMIN_REMOTE), and a
+ * bearer admin token compared in constant time. To anyone else it does not exist.
+ */
 export const adminProcedure = baseProcedure.use(({ ctx, next }) => {
+  if (!ctx.adminRemote && !isLocalAddress(ctx.address)) throw new AppError("NOT_FOUND");
   if (ctx.authorization === undefined) throw new AppError("ADMIN_TOKEN_MISSING");
   const token = bearerToken(ctx.authorization);
   if (token === undefined || !secretsEqual(token, ctx.adminToken)) throw new AppError("ADMIN_TOKEN_INVALID");

@@ -11,6 +11,9 @@ export interface RateLimiter {
 
 export type RateLimitOptions = { requests: number; windowSeconds: number };
 
+/** Failed authentications an address may make per minute before it is answered 429 instead. */
+export const AUTH_FAILURE_LIMIT = { requests: 30, windowSeconds: 60 };
+
 /**
  * Requests per API key per window. On PostgreSQL the counters live in the
  * database, so every server process shares them; the embedded database has a

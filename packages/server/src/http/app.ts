@@ -9,6 +9,8 @@ import { createDocsRouter } from "./docs.js";
 import { errorForLog, pathForLog } from "../logger.js";
 import { sendErrorCode } from "./errors.js";
 import { buildOpenApiDocument } from "./openapi.js";
+import { bearerToken, secretsEqual } from "../auth/api-key.js";
+import { isLocalAddress } from "../auth/auth.middleware.js";
 import { idempotencyRequestOf } from "../modules/requests/idempotency.js";
 import { createRestRouter } from "./rest.js";
 
@@ -78,6 +80,8 @@ export function createApp(services: Services, options: AppOptions): express.Expr
       if (req.method !== "GET" && res.statusCode < 300) services.afterWrite?.();
       const latencyMs = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
       recordForStore(res, req.method, latencyMs);
+      // Unmatched paths share one label: a scanner's thousand paths must not become a thousand series.
+      services.metrics?.observe(typeof res.locals.route === "string" ? res.locals.route : "(unmatched)", req.method, res.statusCode, latencyMs / 1000);
       // The route template, not the path: a path can carry a phone number, which logs must not keep.
       const route = typeof res.locals.route === "string" ? res.locals.route : undefined;
       services.logger.info(
@@ -119,6 +123,18 @@ export function createApp(services: Services, options: AppOptions): express.Expr
     }
   });
 
+  app.get("/metrics", async (req, res) => {
+    res.locals.route = "/metrics";
+    const metrics = services.metrics;
+    if (!metrics || (!services.adminRemote && !isLocalAddress(req.socket.remoteAddress))) return sendErrorCode(res, "NOT_FOUND");
+    const authorization = req.headers.authorization;
+    if (authorization === undefined) return sendErrorCode(res, "ADMIN_TOKEN_MISSING");
+    const token = bearerToken(authorization);
+    if (token === undefined || !secretsEqual(token, services.adminToken)) return sendErrorCode(res, "ADMIN_TOKEN_INVALID");
+    res.setHeader("Cache-Control", "no-store");
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+
   const openApiDocument = buildOpenApiDocument(appRouter);
   app.get("/api/v1/openapi.json", (_req, res) => {
     res.json(openApiDocument);
@@ -128,7 +144,7 @@ export function createApp(services: Services, options: AppOptions): express.Expr
   const pages = options.consoleDir ? createConsolePages(options.consoleDir) : undefined;
   if (pages) app.use(pages);
   // The service's own paths answer other methods like the API's do: 405 with Allow.
-  for (const path of ["/healthz", "/readyz", "/api/v1/openapi.json", "/docs"]) {
+  for (const path of ["/healthz", "/readyz", "/metrics", "/api/v1/openapi.json", "/docs"]) {
     app.all(path, (req, res, next) => (req.method === "GET" || req.method === "HEAD" ? next() : sendErrorCode(res, "METHOD_NOT_ALLOWED", { Allow: "GET, HEAD" })));
   }
 
@@ -143,6 +159,7 @@ export function createApp(services: Services, options: AppOptions): express.Expr
         createContextInner(services, {
           requestId: String(res.locals.requestId),
           authorization: req.headers.authorization,
+          address: req.socket.remoteAddress,
           bodyProblem: body.problem,
           rawBody: body.value,
           backfill: isBackfill(req.headers["x-backfill"]),

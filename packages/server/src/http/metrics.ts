@@ -1,0 +1,69 @@
+import { sql } from "kysely";
+import type pg from "pg";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { Db } from "../db/types.js";
+
+/**
+ * What an operator watches, in Prometheus' text format at /metrics (guarded by
+ * the admin token): requests by route template and status with their latency,
+ * the automation backlog and the age of its oldest due job by flow, failed
+ * automations, and the database pool. Backlog figures are read from the
+ * database at each scrape, so every process reports the same queue.
+ */
+export type Metrics = { registry: Registry; observe(route: string, method: string, status: number, seconds: number): void };
+
+export function createMetrics(db: Db, pool: pg.Pool | undefined): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new Counter({ name: "http_requests_total", help: "Requests answered, by route template, method and status", labelNames: ["route", "method", "status"], registers: [registry] });
+  const latency = new Histogram({
+    name: "http_request_duration_seconds",
+    help: "Time to answer, by route template and method",
+    labelNames: ["route", "method"],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+
+  const backlog = new Gauge({ name: "automation_backlog", help: "Automation jobs due and not finished, by flow", labelNames: ["flow"], registers: [registry] });
+  const oldest = new Gauge({ name: "automation_oldest_due_seconds", help: "How long the oldest due job of each flow has waited", labelNames: ["flow"], registers: [registry] });
+  const failed = new Gauge({ name: "automation_failed_last_hour", help: "Automations that ended failed in the last hour, by flow", labelNames: ["flow"], registers: [registry] });
+  new Gauge({
+    name: "automation_queue_scrape_ok",
+    help: "1 when the queue figures above could be read from the database",
+    registers: [registry],
+    async collect() {
+      try {
+        const due = await sql<{ flow: string; n: number; age: number | null }>`
+          select flow, count(*)::int as n, extract(epoch from now() - min(run_at))::float8 as age
+          from automation_jobs where status in ('pending', 'running') and run_at <= now() group by flow`.execute(db);
+        const failures = await sql<{ flow: string; n: number }>`
+          select flow, count(*)::int as n from automation_jobs where status = 'failed' and finished_at > now() - interval '1 hour' group by flow`.execute(db);
+        backlog.reset();
+        oldest.reset();
+        failed.reset();
+        for (const row of due.rows) {
+          backlog.set({ flow: row.flow }, row.n);
+          oldest.set({ flow: row.flow }, row.age ?? 0);
+        }
+        for (const row of failures.rows) failed.set({ flow: row.flow }, row.n);
+        this.set(1);
+      } catch {
+        this.set(0);
+      }
+    },
+  });
+
+  if (pool) {
+    new Gauge({ name: "db_pool_connections", help: "PostgreSQL connections of this process", registers: [registry], collect() { this.set(pool.totalCount); } });
+    new Gauge({ name: "db_pool_in_use", help: "Connections in use", registers: [registry], collect() { this.set(pool.totalCount - pool.idleCount); } });
+    new Gauge({ name: "db_pool_waiting", help: "Requests waiting for a connection", registers: [registry], collect() { this.set(pool.waitingCount); } });
+  }
+
+  return {
+    registry,
+    observe(route, method, status, seconds) {
+      requests.inc({ route, method, status: String(status) });
+      latency.observe({ route, method }, seconds);
+    },
+  };
+}
