@@ -55,7 +55,7 @@ export type Context = Services & {
    * delete), and the store and key a request was authorized for (for the
    * request log).
    */
-  response: { status: number; authorized?: { storeId: number; keyId: number } };
+  response: { status: number; headers?: Record<string, string>; authorized?: { storeId: number; keyId: number } };
   /** Present on console requests only. */
   http?: ConsoleHttp;
   /** The request's `Idempotency-Key`, when it sent one. */

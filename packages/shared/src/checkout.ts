@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { currencySchema, externalIdSchema, httpUrlSchema, lineItemsSchema, metadataSchema, priceSchema, tagsSchema, timestampSchema } from "./common.js";
+import { currencySchema, externalIdSchema, httpUrlSchema, lineItemsSchema, metadataSchema, sourceUpdatedAtSchema, priceSchema, tagsSchema, timestampSchema } from "./common.js";
 import { checkoutCustomerInputSchema } from "./customer.js";
 
 export const CHECKOUT_STATUSES = ["active", "abandoned", "recovered", "completed", "expired"] as const;
@@ -15,6 +15,7 @@ export const checkoutInputSchema = z.object({
   line_items: lineItemsSchema.nullish(),
   tags: tagsSchema.nullish(),
   metadata: metadataSchema.nullish(),
+  source_updated_at: sourceUpdatedAtSchema.optional(),
 });
 
 export const checkoutPatchSchema = z.object({
@@ -22,6 +23,7 @@ export const checkoutPatchSchema = z.object({
   recovery_url: httpUrlSchema.nullish(),
   tags: tagsSchema.nullish(),
   metadata: metadataSchema.nullish(),
+  source_updated_at: sourceUpdatedAtSchema.optional(),
 });
 
 export const checkoutSchema = z

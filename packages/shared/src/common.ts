@@ -36,6 +36,15 @@ export const timestampSchema = z.iso
   // Real offsets lie within -12:00..+14:00; PostgreSQL refuses anything from ±16:00 on.
   .refine((value) => Number(/([+-])(\d{2}):\d{2}$/.exec(value)?.[2] ?? 0) <= 15, { message: "must have a UTC offset between -15:59 and +15:59" });
 
+/**
+ * When the shop last changed the record, as it says: a write older than the
+ * stored one is not applied (answered 200 with the stored record and
+ * `X-Stale-Write: ignored`), so webhooks that arrive out of order do no harm.
+ */
+export const sourceUpdatedAtSchema = timestampSchema.meta({
+  description: "When your shop last changed this record (ISO 8601 with a zone). A write older than the stored one is not applied: 200 with the stored record and `X-Stale-Write: ignored`.",
+});
+
 export const currencySchema = z.string().regex(/^[A-Za-z]{3}$/, "must be a three-letter ISO 4217 code");
 
 export const priceSchema = z.number().min(0).max(LIMITS.maxPrice);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { externalIdSchema, LIMITS, nonNegativeIntSchema, tagsSchema } from "./common.js";
+import { externalIdSchema, LIMITS, nonNegativeIntSchema, sourceUpdatedAtSchema, tagsSchema } from "./common.js";
 
 const name = z.string().max(LIMITS.name);
 
@@ -19,6 +19,7 @@ export const customerInputSchema = z.object({
   ...customerBaseFields,
   lifetime_value: nonNegativeIntSchema.nullish(),
   orders_count: nonNegativeIntSchema.nullish(),
+  source_updated_at: sourceUpdatedAtSchema.optional(),
 });
 
 /** The customer embedded in a checkout: no lifetime value or orders count. */

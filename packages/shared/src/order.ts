@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { currencySchema, externalIdSchema, LIMITS, lineItemsSchema, metadataSchema, priceSchema, tagsSchema, timestampSchema } from "./common.js";
+import { currencySchema, externalIdSchema, LIMITS, lineItemsSchema, metadataSchema, sourceUpdatedAtSchema, priceSchema, tagsSchema, timestampSchema } from "./common.js";
 import { customerInputSchema } from "./customer.js";
 
 const status = z.string().max(LIMITS.status);
@@ -15,6 +15,7 @@ export const orderInputSchema = z.object({
   line_items: lineItemsSchema.nullish(),
   tags: tagsSchema.nullish(),
   metadata: metadataSchema.nullish(),
+  source_updated_at: sourceUpdatedAtSchema.optional(),
 });
 
 export const orderPatchSchema = z.object({
@@ -22,6 +23,7 @@ export const orderPatchSchema = z.object({
   fulfillment_status: status.nullish(),
   tags: tagsSchema.nullish(),
   metadata: metadataSchema.nullish(),
+  source_updated_at: sourceUpdatedAtSchema.optional(),
 });
 
 export const orderSchema = z

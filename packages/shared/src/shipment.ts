@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { externalIdSchema, httpUrlSchema, LIMITS, metadataSchema } from "./common.js";
+import { externalIdSchema, httpUrlSchema, LIMITS, metadataSchema, sourceUpdatedAtSchema } from "./common.js";
 
 export const SHIPMENT_STATUSES = ["pending", "in_transit", "delivered", "failed", "returned"] as const;
 export const shipmentStatusSchema = z.enum(SHIPMENT_STATUSES);
@@ -12,6 +12,7 @@ export const shipmentInputSchema = z.object({
   carrier: z.string().max(LIMITS.name).nullish(),
   status: shipmentStatusSchema.nullish(),
   metadata: metadataSchema.nullish(),
+  source_updated_at: sourceUpdatedAtSchema.optional(),
 });
 
 export const shipmentSchema = z

@@ -8,6 +8,28 @@ export function textArray(values: readonly string[]): RawBuilder<string[]> {
 
 export const now = (): RawBuilder<Date> => sql<Date>`now()`;
 
+type SourcedTable = "customers" | "orders" | "checkouts" | "shipments";
+
+/**
+ * An upsert's update applies unless both the write and the stored row say when
+ * the shop changed the record and the write's time is older: a webhook that
+ * arrives late changes nothing.
+ */
+export function notStale(table: SourcedTable): RawBuilder<boolean> {
+  const stored = sql.ref(`${table}.source_updated_at`);
+  return sql<boolean>`(${stored} is null or excluded.source_updated_at is null or excluded.source_updated_at >= ${stored})`;
+}
+
+/** The same rule for an UPDATE (a PATCH) with the write's time as a value. */
+export function notStaleFor(sourceUpdatedAt: string | undefined): RawBuilder<boolean> {
+  return sourceUpdatedAt === undefined ? sql<boolean>`true` : sql<boolean>`(source_updated_at is null or source_updated_at <= ${sourceUpdatedAt}::timestamptz)`;
+}
+
+/** The stored source time stays unless the write brings one. */
+export function keptSourceTime(table: SourcedTable): RawBuilder<string | null> {
+  return sql<string | null>`coalesce(excluded.source_updated_at, ${sql.ref(`${table}.source_updated_at`)})`;
+}
+
 /** True on the row an `insert ... on conflict do update` inserted, false on the one it updated. */
 export const wasInserted = sql<boolean>`(xmax = 0)`;
 

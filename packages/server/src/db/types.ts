@@ -113,6 +113,8 @@ export interface CustomerTable {
   profile_version: Generated<number>;
   /** Whether the write that last touched the customer created it or changed a synced field. */
   profile_changed: Generated<boolean>;
+  /** When the shop last changed the record, as it said (`source_updated_at`); an older write is not applied. */
+  source_updated_at: ColumnType<Date | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
   deleted_at: Date | null;
@@ -136,6 +138,8 @@ export interface OrderTable {
   line_items: Json;
   tags: Generated<string[]>;
   metadata: Json;
+  /** When the shop last changed the record, as it said (`source_updated_at`); an older write is not applied. */
+  source_updated_at: ColumnType<Date | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
 }
@@ -156,6 +160,8 @@ export interface CheckoutTable {
   line_items: Json;
   tags: Generated<string[]>;
   metadata: Json;
+  /** When the shop last changed the record, as it said (`source_updated_at`); an older write is not applied. */
+  source_updated_at: ColumnType<Date | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
 }
@@ -172,6 +178,8 @@ export interface ShipmentTable {
   /** Whether the write that last touched the shipment changed its status (or created it). */
   status_changed: Generated<boolean>;
   metadata: Json;
+  /** When the shop last changed the record, as it said (`source_updated_at`); an older write is not applied. */
+  source_updated_at: ColumnType<Date | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
 }

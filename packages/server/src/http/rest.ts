@@ -78,6 +78,7 @@ export function createRestRouter(options: RestAdapterOptions): express.Router {
         if (route.contract && !(ctx.response.status in route.contract.success)) {
           options.onUnexpectedError(new Error(`${route.procedurePath} answered ${ctx.response.status}, which its contract does not declare`), req, res);
         }
+        if (ctx.response.headers) res.set(ctx.response.headers);
         if (ctx.response.status === 204) {
           res.status(204).end();
         } else {

@@ -29,6 +29,28 @@ export function sharedOptionalColumns(input: SharedOptional): SharedOptionalColu
   return columns;
 }
 
+/** A write older than the stored record (by `source_updated_at`): its transaction rolls back, nothing is triggered. */
+export class StaleWrite extends Error {
+  constructor() {
+    super("a write older than the stored record");
+  }
+}
+
+/**
+ * Runs a write; when it turns out stale, answers the stored record instead,
+ * marked so the response can say `X-Stale-Write: ignored`.
+ */
+export async function orStored<R>(write: () => Promise<R>, stored: () => Promise<R | undefined>): Promise<R & { stale: boolean }> {
+  try {
+    return { ...(await write()), stale: false };
+  } catch (error) {
+    if (!(error instanceof StaleWrite)) throw error;
+    const found = await stored();
+    if (found === undefined) throw error;
+    return { ...found, stale: true };
+  }
+}
+
 /** The given fields that are not `undefined`: what a merge writes. */
 export function presentOnly<T extends Record<string, unknown>>(fields: T): Partial<T> {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;

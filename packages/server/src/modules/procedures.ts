@@ -45,7 +45,8 @@ type UpsertSpec<Body extends z.ZodType, Record extends object> = {
   output: z.ZodType<Record, Record>;
   /** Errors of the resource's own rules, beyond the ones every upsert can answer. */
   errors?: readonly ErrorCode[];
-  upsert(call: ServiceCall, body: z.output<Body>): Promise<{ record: Record; created: boolean }>;
+  /** `stale`: the write was older than the stored record (by `source_updated_at`) and changed nothing. */
+  upsert(call: ServiceCall, body: z.output<Body>): Promise<{ record: Record; created: boolean; stale: boolean }>;
 };
 
 // `.output<z.ZodType<object, object>>`: tRPC cannot resolve a generic output type, and
@@ -71,8 +72,9 @@ export function upsertProcedure<Body extends z.ZodType, Record extends object>(s
     .use(({ ctx, next }) => next({ ctx: { body: parseBody(spec.body, spec.phonePaths, ctx.rawBody ?? {}, ctx.store.country) } }))
     .output<z.ZodType<object, object>>(spec.output)
     .mutation(async ({ ctx }) => {
-      const { record, created } = await spec.upsert({ db: ctx.db, store: ctx.store, options: { backfill: ctx.backfill } }, ctx.body);
+      const { record, created, stale } = await spec.upsert({ db: ctx.db, store: ctx.store, options: { backfill: ctx.backfill } }, ctx.body);
       ctx.response.status = created ? 201 : 200;
+      if (stale) ctx.response.headers = { "X-Stale-Write": "ignored" };
       return record;
     });
 }
@@ -85,7 +87,7 @@ type PatchSpec<Body extends z.ZodType, Record extends object> = {
   output: z.ZodType<Record, Record>;
   /** What an unknown external_id answers. */
   notFound: ErrorCode;
-  update(call: ServiceCall, externalId: string, patch: z.output<Body>): Promise<Record>;
+  update(call: ServiceCall, externalId: string, patch: z.output<Body>): Promise<{ record: Record; stale: boolean }>;
 };
 
 /** `PATCH /api/v1/stores/{store_id}/<resource>/{external_id}`: only the fields sent change; 404 for an unknown record. */
@@ -98,7 +100,11 @@ export function patchProcedure<Body extends z.ZodType, Record extends object>(sp
     .input(recordParams)
     .use(({ ctx, next }) => next({ ctx: { body: parseBody(spec.body, [], ctx.rawBody ?? {}, ctx.store.country) } }))
     .output<z.ZodType<object, object>>(spec.output)
-    .mutation(({ ctx, input }) => spec.update({ db: ctx.db, store: ctx.store, options: { backfill: ctx.backfill } }, input.external_id, ctx.body));
+    .mutation(async ({ ctx, input }) => {
+      const { record, stale } = await spec.update({ db: ctx.db, store: ctx.store, options: { backfill: ctx.backfill } }, input.external_id, ctx.body);
+      if (stale) ctx.response.headers = { "X-Stale-Write": "ignored" };
+      return record;
+    });
 }
 
 export { storeProcedure };

@@ -6,6 +6,7 @@ import * as changeTracking from "./2026-11-22-004-change-tracking.js";
 import * as console from "./2026-11-22-005-console.js";
 import * as idempotency from "./2026-11-22-006-idempotency.js";
 import * as contactOwner from "./2026-11-22-007-contact-owner.js";
+import * as sourceUpdatedAt from "./2026-11-22-008-source-updated-at.js";
 
 /** Every migration, in order. Listed here so the bundled server needs no migration folder at run time. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-22-005-console": console,
   "2026-11-22-006-idempotency": idempotency,
   "2026-11-22-007-contact-owner": contactOwner,
+  "2026-11-22-008-source-updated-at": sourceUpdatedAt,
 };

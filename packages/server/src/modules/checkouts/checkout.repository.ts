@@ -1,6 +1,6 @@
 import type { CheckoutStatus } from "@commerce-ingest/shared";
 import { sql } from "kysely";
-import { now, wasInserted } from "../../db/sql.js";
+import { keptSourceTime, notStale, notStaleFor, now, wasInserted } from "../../db/sql.js";
 import type { Executor } from "../../db/types.js";
 import type { SharedOptionalColumns } from "../fields.js";
 
@@ -10,6 +10,7 @@ export type CheckoutWrite = {
   abandoned_at: string;
   total_price: string;
   recovery_url?: string | null;
+  source_updated_at?: string;
 } & SharedOptionalColumns;
 
 /**
@@ -28,12 +29,14 @@ export function upsertCheckout(db: Executor, storeId: number, checkout: Checkout
         status: sql<CheckoutStatus>`case when checkouts.status = 'active' then 'abandoned' else checkouts.status end`,
         abandonment_count: sql<number>`checkouts.abandonment_count + case when checkouts.status = 'active' then 1 else 0 end`,
         entered_abandoned: sql<boolean>`checkouts.status = 'active'`,
+        source_updated_at: keptSourceTime("checkouts"),
         updated_at: now(),
-      }),
+      }).where(notStale("checkouts")),
     )
     .returningAll()
     .returning(wasInserted.as("inserted"))
-    .executeTakeFirstOrThrow();
+    // Nothing comes back for a write older than the stored checkout.
+    .executeTakeFirst();
 }
 
 export function findCheckout(db: Executor, storeId: number, externalId: string) {
@@ -58,6 +61,7 @@ export function updateCheckout(
     })
     .where("store_id", "=", storeId)
     .where("external_id", "=", externalId)
+    .where(notStaleFor(changes.source_updated_at))
     .returningAll()
     .executeTakeFirst();
 }

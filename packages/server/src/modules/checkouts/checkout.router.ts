@@ -14,8 +14,8 @@ export const checkoutRouter = router({
     phonePaths: [["customer", "phone"]],
     output: checkoutSchema,
     upsert: async (call, body) => {
-      const { checkout, created } = await checkouts.upsertCheckout(call.db, call.store, body, call.options);
-      return { record: checkout, created };
+      const { checkout, created, stale } = await checkouts.upsertCheckout(call.db, call.store, body, call.options);
+      return { record: checkout, created, stale };
     },
   }),
   update: patchProcedure({
@@ -25,6 +25,9 @@ export const checkoutRouter = router({
     body: checkoutPatchSchema,
     output: checkoutSchema,
     notFound: "CHECKOUT_NOT_FOUND",
-    update: (call, externalId, patch) => checkouts.updateCheckout(call.db, call.store, externalId, patch, call.options),
+    update: async (call, externalId, patch) => {
+      const { checkout, stale } = await checkouts.updateCheckout(call.db, call.store, externalId, patch, call.options);
+      return { record: checkout, stale };
+    },
   }),
 });

@@ -9,7 +9,7 @@ import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatTimestamp } from "../../time.js";
 import { upsertCustomerIn } from "../customers/customer.service.js";
-import { presentOnly, sharedOptionalColumns } from "../fields.js";
+import { orStored, presentOnly, sharedOptionalColumns, StaleWrite } from "../fields.js";
 import * as repo from "./checkout.repository.js";
 
 export function toCheckout(row: CheckoutRow): Checkout {
@@ -30,20 +30,30 @@ export async function upsertCheckout(
   store: StoreContext,
   input: CheckoutInput,
   options: TriggerOptions,
-): Promise<{ checkout: Checkout; created: boolean }> {
-  return inTransaction(db, async (trx) => {
-    const { row: customer, jobs } = await upsertCustomerIn(trx, store, input.customer, options);
-    const { inserted, ...row } = await repo.upsertCheckout(trx, store.id, {
-      external_id: input.external_id,
-      customer_id: customer.id,
-      abandoned_at: input.abandoned_at,
-      total_price: toMoney(input.total_price),
-      ...presentOnly({ recovery_url: input.recovery_url }),
-      ...sharedOptionalColumns(input),
-    });
-    await enqueueJobs(trx, [...jobs, ...(await checkoutRecoveryJobs(trx, store, row, options))]);
-    return { checkout: toCheckout(row), created: inserted };
-  });
+): Promise<{ checkout: Checkout; created: boolean; stale: boolean }> {
+  return orStored(
+    () =>
+      inTransaction(db, async (trx) => {
+        // An embedded customer follows its checkout: the checkout's source time decides.
+        const { row: customer, jobs } = await upsertCustomerIn(trx, store, { ...input.customer, source_updated_at: undefined }, options);
+        const upserted = await repo.upsertCheckout(trx, store.id, {
+          external_id: input.external_id,
+          customer_id: customer.id,
+          abandoned_at: input.abandoned_at,
+          total_price: toMoney(input.total_price),
+          ...presentOnly({ recovery_url: input.recovery_url, source_updated_at: input.source_updated_at }),
+          ...sharedOptionalColumns(input),
+        });
+        if (!upserted) throw new StaleWrite();
+        const { inserted, ...row } = upserted;
+        await enqueueJobs(trx, [...jobs, ...(await checkoutRecoveryJobs(trx, store, row, options))]);
+        return { checkout: toCheckout(row), created: inserted };
+      }),
+    async () => {
+      const row = await repo.findCheckout(db, store.id, input.external_id);
+      return row && { checkout: toCheckout(row), created: false };
+    },
+  );
 }
 
 export async function updateCheckout(
@@ -52,9 +62,9 @@ export async function updateCheckout(
   externalId: string,
   patch: CheckoutPatch,
   options: TriggerOptions,
-): Promise<Checkout> {
+): Promise<{ checkout: Checkout; stale: boolean }> {
   const changes = {
-    ...presentOnly({ status: patch.status, recovery_url: patch.recovery_url }),
+    ...presentOnly({ status: patch.status, recovery_url: patch.recovery_url, source_updated_at: patch.source_updated_at }),
     ...sharedOptionalColumns({ tags: patch.tags, metadata: patch.metadata }),
   };
   // No stored checkout can have an id PostgreSQL cannot store.
@@ -65,6 +75,9 @@ export async function updateCheckout(
     if (updated) await enqueueJobs(trx, await checkoutRecoveryJobs(trx, store, updated, options));
     return updated;
   });
-  if (!row) throw new AppError("CHECKOUT_NOT_FOUND");
-  return toCheckout(row);
+  if (row) return { checkout: toCheckout(row), stale: false };
+  // Not changed: either there is no such checkout, or the patch is older than it.
+  const stored = patch.source_updated_at === undefined ? undefined : await repo.findCheckout(db, store.id, externalId);
+  if (!stored) throw new AppError("CHECKOUT_NOT_FOUND");
+  return { checkout: toCheckout(stored), stale: true };
 }

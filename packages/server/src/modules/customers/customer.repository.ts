@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from "kysely";
 import type { Executor, Trx } from "../../db/types.js";
-import { inSavepoint, isForeignKeyViolation, now, textArray, wasInserted } from "../../db/sql.js";
+import { inSavepoint, isForeignKeyViolation, keptSourceTime, notStale, now, textArray, wasInserted } from "../../db/sql.js";
 
 /** The fields an upsert writes; absent ones keep their stored value. */
 export type CustomerFields = {
@@ -12,6 +12,7 @@ export type CustomerFields = {
   tags?: RawBuilder<string[]>;
   lifetime_value?: number;
   orders_count?: number;
+  source_updated_at?: string;
 };
 
 /** The fields contact sync carries: a change to any of them is a new profile version. */
@@ -56,7 +57,9 @@ export async function upsertCustomer(
               updated_at: now(),
               profile_version: sql<number>`customers.profile_version + case when ${changed} then 1 else 0 end`,
               profile_changed: changed,
-            })),
+              source_updated_at: keptSourceTime("customers"),
+            }))
+            .where(notStale("customers")),
         )
         .returningAll()
         .returning(wasInserted.as("inserted")),
@@ -73,7 +76,8 @@ export async function upsertCustomer(
     )
     .selectFrom("customer")
     .selectAll()
-    .executeTakeFirstOrThrow();
+    // Nothing comes back for a write older than the stored customer.
+    .executeTakeFirst();
 }
 
 /** True when a synced field the write carries differs from the stored one. */
@@ -82,6 +86,25 @@ function profileChanged(fields: CustomerFields): RawBuilder<boolean> {
     (column) => sql`${sql.ref(`customers.${column}`)} is distinct from ${sql.ref(`excluded.${column}`)}`,
   );
   return sql<boolean>`(${sql.join(changed, sql` or `)})`;
+}
+
+/** True when the customer with this key was erased after `time`: a push from before the erasure must not bring it back. */
+export async function erasedAfter(db: Executor, storeId: number, externalId: string, time: string): Promise<boolean> {
+  const erased = await db
+    .selectFrom("customers")
+    .select("id")
+    .where("store_id", "=", storeId)
+    .where("external_id", "=", externalId)
+    .where("deleted_at", ">", sql<Date>`${time}::timestamptz`)
+    // Created anew since: then the push is judged against that customer, as any other.
+    .where((eb) => eb.not(eb.exists(eb.selectFrom("customers as active").select("active.id").where("active.store_id", "=", storeId).where("active.external_id", "=", externalId).where("active.deleted_at", "is", null))))
+    .limit(1)
+    .executeTakeFirst();
+  return erased !== undefined;
+}
+
+export function findActiveCustomer(db: Executor, storeId: number, externalId: string) {
+  return db.selectFrom("customers").selectAll().where("store_id", "=", storeId).where("external_id", "=", externalId).where("deleted_at", "is", null).executeTakeFirst();
 }
 
 /**

@@ -15,8 +15,8 @@ export const customerRouter = router({
     phonePaths: [["phone"]],
     output: customerSchema,
     upsert: async (call, body) => {
-      const { customer, created } = await customers.upsertCustomer(call.db, call.store, body, call.options);
-      return { record: customer, created };
+      const { customer, created, stale } = await customers.upsertCustomer(call.db, call.store, body, call.options);
+      return { record: customer, created, stale };
     },
   }),
   delete: storeProcedure

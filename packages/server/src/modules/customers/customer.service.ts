@@ -6,6 +6,7 @@ import { enqueueJobs, type NewJob } from "../../automations/jobs.repository.js";
 import type { CustomerRow, Db, Executor } from "../../db/types.js";
 import { textArray } from "../../db/sql.js";
 import { inTransaction } from "../../db/transaction.js";
+import { orStored, StaleWrite } from "../fields.js";
 import { unstorableText } from "../../text.js";
 import * as repo from "./customer.repository.js";
 
@@ -51,9 +52,17 @@ export async function upsertCustomerIn(trx: Executor, store: StoreContext, input
   // An integer cleared with null goes back to its starting value.
   if (input.lifetime_value !== undefined) fields.lifetime_value = input.lifetime_value ?? 0;
   if (input.orders_count !== undefined) fields.orders_count = input.orders_count ?? 0;
+  if (input.source_updated_at !== undefined) fields.source_updated_at = input.source_updated_at;
 
-  const { inserted, ...row } = await repo.upsertCustomer(trx, store.id, key, fields);
+  const upserted = await repo.upsertCustomer(trx, store.id, key, fields);
+  if (!upserted) throw new StaleWrite();
+  const { inserted, ...row } = upserted;
   return { row, created: inserted, jobs: contactSyncJobs(store, row, options) };
+}
+
+/** The published response of a customer that is not there: the key, every other field empty. */
+function emptyCustomer(storeId: number, externalId: string): Customer {
+  return { external_id: externalId, store_id: storeId, first_name: null, last_name: null, email: null, locale: null, tags: [], lifetime_value: 0, orders_count: 0 };
 }
 
 export async function upsertCustomer(
@@ -61,13 +70,26 @@ export async function upsertCustomer(
   store: StoreContext,
   input: CustomerInput,
   options: TriggerOptions,
-): Promise<{ customer: Customer; created: boolean }> {
-  const { row, created } = await inTransaction(db, async (trx) => {
-    const upserted = await upsertCustomerIn(trx, store, input, options);
-    await enqueueJobs(trx, upserted.jobs);
-    return upserted;
-  });
-  return { customer: toCustomer(row), created };
+): Promise<{ customer: Customer; created: boolean; stale: boolean }> {
+  const key = input.external_id ?? input.phone;
+  // A push from before this customer's erasure must not bring the erased profile back.
+  if (input.source_updated_at !== undefined && input.external_id && (await repo.erasedAfter(db, store.id, input.external_id, input.source_updated_at))) {
+    return { customer: emptyCustomer(store.id, input.external_id), created: false, stale: true };
+  }
+  return orStored(
+    async () => {
+      const { row, created } = await inTransaction(db, async (trx) => {
+        const upserted = await upsertCustomerIn(trx, store, input, options);
+        await enqueueJobs(trx, upserted.jobs);
+        return upserted;
+      });
+      return { customer: toCustomer(row), created };
+    },
+    async () => {
+      const row = await repo.findActiveCustomer(db, store.id, key);
+      return row && { customer: toCustomer(row), created: false };
+    },
+  );
 }
 
 /** Erasure is idempotent: an unknown or already erased customer is not an error. */

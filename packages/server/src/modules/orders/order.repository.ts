@@ -1,4 +1,4 @@
-import { now, wasInserted } from "../../db/sql.js";
+import { keptSourceTime, notStale, notStaleFor, now, wasInserted } from "../../db/sql.js";
 import type { Executor } from "../../db/types.js";
 import type { SharedOptionalColumns } from "../fields.js";
 
@@ -9,6 +9,7 @@ export type OrderWrite = {
   total_price: string;
   financial_status?: string | null;
   fulfillment_status?: string | null;
+  source_updated_at?: string;
 } & SharedOptionalColumns;
 
 export function upsertOrder(db: Executor, storeId: number, order: OrderWrite) {
@@ -16,10 +17,16 @@ export function upsertOrder(db: Executor, storeId: number, order: OrderWrite) {
   return db
     .insertInto("orders")
     .values({ store_id: storeId, ...order })
-    .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet({ ...changes, updated_at: now() }))
+    .onConflict((oc) =>
+      oc
+        .columns(["store_id", "external_id"])
+        .doUpdateSet({ ...changes, source_updated_at: keptSourceTime("orders"), updated_at: now() })
+        .where(notStale("orders")),
+    )
     .returningAll()
     .returning(wasInserted.as("inserted"))
-    .executeTakeFirstOrThrow();
+    // Nothing comes back for a write older than the stored order.
+    .executeTakeFirst();
 }
 
 export function findOrder(db: Executor, storeId: number, externalId: string) {
@@ -32,6 +39,7 @@ export function updateOrder(db: Executor, storeId: number, externalId: string, c
     .set({ ...changes, updated_at: now() })
     .where("store_id", "=", storeId)
     .where("external_id", "=", externalId)
+    .where(notStaleFor(changes.source_updated_at))
     .returningAll()
     .executeTakeFirst();
 }

@@ -14,8 +14,8 @@ export const orderRouter = router({
     phonePaths: [["customer", "phone"]],
     output: orderSchema,
     upsert: async (call, body) => {
-      const { order, created } = await orders.upsertOrder(call.db, call.store, body, call.options);
-      return { record: order, created };
+      const { order, created, stale } = await orders.upsertOrder(call.db, call.store, body, call.options);
+      return { record: order, created, stale };
     },
   }),
   update: patchProcedure({
@@ -25,6 +25,9 @@ export const orderRouter = router({
     body: orderPatchSchema,
     output: orderSchema,
     notFound: "ORDER_NOT_FOUND",
-    update: (call, externalId, patch) => orders.updateOrder(call.db, call.store, externalId, patch),
+    update: async (call, externalId, patch) => {
+      const { order, stale } = await orders.updateOrder(call.db, call.store, externalId, patch);
+      return { record: order, stale };
+    },
   }),
 });

@@ -9,7 +9,7 @@ import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatTimestamp } from "../../time.js";
 import { upsertCustomerIn } from "../customers/customer.service.js";
-import { presentOnly, sharedOptionalColumns } from "../fields.js";
+import { orStored, presentOnly, sharedOptionalColumns, StaleWrite } from "../fields.js";
 import * as repo from "./order.repository.js";
 
 export function toOrder(row: OrderRow): Order {
@@ -31,27 +31,37 @@ export async function upsertOrder(
   store: StoreContext,
   input: OrderInput,
   options: TriggerOptions,
-): Promise<{ order: Order; created: boolean }> {
-  return inTransaction(db, async (trx) => {
-    const { row: customer, jobs } = await upsertCustomerIn(trx, store, input.customer, options);
-    const { inserted, ...row } = await repo.upsertOrder(trx, store.id, {
-      external_id: input.external_id,
-      customer_id: customer.id,
-      placed_at: input.placed_at,
-      total_price: toMoney(input.total_price),
-      ...presentOnly({ financial_status: input.financial_status, fulfillment_status: input.fulfillment_status }),
-      ...sharedOptionalColumns(input),
-    });
-    await cancelRecoveriesForOrder(trx, store, row, customer);
-    await enqueueJobs(trx, [...jobs, ...postPurchaseJobs(store, row, inserted, options)]);
-    return { order: toOrder(row), created: inserted };
-  });
+): Promise<{ order: Order; created: boolean; stale: boolean }> {
+  return orStored(
+    () =>
+      inTransaction(db, async (trx) => {
+        // An embedded customer follows its order: the order's source time decides.
+        const { row: customer, jobs } = await upsertCustomerIn(trx, store, { ...input.customer, source_updated_at: undefined }, options);
+        const upserted = await repo.upsertOrder(trx, store.id, {
+          external_id: input.external_id,
+          customer_id: customer.id,
+          placed_at: input.placed_at,
+          total_price: toMoney(input.total_price),
+          ...presentOnly({ financial_status: input.financial_status, fulfillment_status: input.fulfillment_status, source_updated_at: input.source_updated_at }),
+          ...sharedOptionalColumns(input),
+        });
+        if (!upserted) throw new StaleWrite();
+        const { inserted, ...row } = upserted;
+        await cancelRecoveriesForOrder(trx, store, row, customer);
+        await enqueueJobs(trx, [...jobs, ...postPurchaseJobs(store, row, inserted, options)]);
+        return { order: toOrder(row), created: inserted };
+      }),
+    async () => {
+      const row = await repo.findOrder(db, store.id, input.external_id);
+      return row && { order: toOrder(row), created: false };
+    },
+  );
 }
 
 /** PATCH changes no field any automation reads, so it triggers nothing. */
-export async function updateOrder(db: Db, store: StoreContext, externalId: string, patch: OrderPatch): Promise<Order> {
+export async function updateOrder(db: Db, store: StoreContext, externalId: string, patch: OrderPatch): Promise<{ order: Order; stale: boolean }> {
   const changes = {
-    ...presentOnly({ financial_status: patch.financial_status, fulfillment_status: patch.fulfillment_status }),
+    ...presentOnly({ financial_status: patch.financial_status, fulfillment_status: patch.fulfillment_status, source_updated_at: patch.source_updated_at }),
     ...sharedOptionalColumns({ tags: patch.tags, metadata: patch.metadata }),
   };
   // No stored order can have an id PostgreSQL cannot store.
@@ -59,6 +69,9 @@ export async function updateOrder(db: Db, store: StoreContext, externalId: strin
   const row = await inTransaction(db, (trx) =>
     Object.keys(changes).length === 0 ? repo.findOrder(trx, store.id, externalId) : repo.updateOrder(trx, store.id, externalId, changes),
   );
-  if (!row) throw new AppError("ORDER_NOT_FOUND");
-  return toOrder(row);
+  if (row) return { order: toOrder(row), stale: false };
+  // Not changed: either there is no such order, or the patch is older than it.
+  const stored = patch.source_updated_at === undefined ? undefined : await repo.findOrder(db, store.id, externalId);
+  if (!stored) throw new AppError("ORDER_NOT_FOUND");
+  return { order: toOrder(stored), stale: true };
 }

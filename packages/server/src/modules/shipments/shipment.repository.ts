@@ -1,6 +1,6 @@
 import type { ShipmentStatus } from "@commerce-ingest/shared";
 import { sql } from "kysely";
-import { now, wasInserted } from "../../db/sql.js";
+import { keptSourceTime, notStale, now, wasInserted } from "../../db/sql.js";
 import type { Executor, Trx } from "../../db/types.js";
 
 export type ShipmentWrite = {
@@ -11,6 +11,7 @@ export type ShipmentWrite = {
   carrier?: string | null;
   status?: ShipmentStatus | null;
   metadata?: string | null;
+  source_updated_at?: string;
 };
 
 /** The store's order with this external id, locked so it cannot vanish under the shipment. */
@@ -24,6 +25,10 @@ export function findOrder(db: Trx, storeId: number, orderExternalId: string) {
     .executeTakeFirst();
 }
 
+export function findShipment(db: Executor, storeId: number, externalId: string) {
+  return db.selectFrom("shipments").selectAll().where("store_id", "=", storeId).where("external_id", "=", externalId).executeTakeFirst();
+}
+
 /** Re-posting with another order re-links; `status_changed` says whether this write changed the status. */
 export function upsertShipment(db: Executor, storeId: number, shipment: ShipmentWrite) {
   const { external_id: _key, ...changes } = shipment;
@@ -34,10 +39,12 @@ export function upsertShipment(db: Executor, storeId: number, shipment: Shipment
       oc.columns(["store_id", "external_id"]).doUpdateSet({
         ...changes,
         status_changed: changes.status === undefined ? false : sql<boolean>`shipments.status is distinct from excluded.status`,
+        source_updated_at: keptSourceTime("shipments"),
         updated_at: now(),
-      }),
+      }).where(notStale("shipments")),
     )
     .returningAll()
     .returning(wasInserted.as("inserted"))
-    .executeTakeFirstOrThrow();
+    // Nothing comes back for a write older than the stored shipment.
+    .executeTakeFirst();
 }

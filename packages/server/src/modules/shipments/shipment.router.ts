@@ -15,8 +15,8 @@ export const shipmentRouter = router({
     output: shipmentSchema,
     errors: ["SHIPMENT_ORDER_NOT_FOUND"],
     upsert: async (call, body) => {
-      const { shipment, created } = await shipments.upsertShipment(call.db, call.store, body, call.options);
-      return { record: shipment, created };
+      const { shipment, created, stale } = await shipments.upsertShipment(call.db, call.store, body, call.options);
+      return { record: shipment, created, stale };
     },
   }),
 });

@@ -5,7 +5,7 @@ import { enqueueJobs } from "../../automations/jobs.repository.js";
 import { inTransaction } from "../../db/transaction.js";
 import type { Db, ShipmentRow } from "../../db/types.js";
 import { AppError } from "../../errors.js";
-import { presentOnly, sharedOptionalColumns } from "../fields.js";
+import { orStored, presentOnly, sharedOptionalColumns, StaleWrite } from "../fields.js";
 import * as repo from "./shipment.repository.js";
 
 export function toShipment(row: ShipmentRow): Shipment {
@@ -25,7 +25,14 @@ export async function upsertShipment(
   store: StoreContext,
   input: ShipmentInput,
   options: TriggerOptions,
-): Promise<{ shipment: Shipment; created: boolean }> {
+): Promise<{ shipment: Shipment; created: boolean; stale: boolean }> {
+  return orStored(() => writeShipment(db, store, input, options), async () => {
+    const row = await repo.findShipment(db, store.id, input.external_id);
+    return row && { shipment: toShipment(row), created: false };
+  });
+}
+
+function writeShipment(db: Db, store: StoreContext, input: ShipmentInput, options: TriggerOptions): Promise<{ shipment: Shipment; created: boolean }> {
   return inTransaction(db, async (trx) => {
     const order = await repo.findOrder(trx, store.id, input.order_external_id);
     if (!order) {
@@ -33,7 +40,7 @@ export async function upsertShipment(
         { path: "order_external_id", message: "no order of this store has this external_id" },
       ]);
     }
-    const { inserted, ...row } = await repo.upsertShipment(trx, store.id, {
+    const upserted = await repo.upsertShipment(trx, store.id, {
       external_id: input.external_id,
       order_id: order.id,
       ...presentOnly({
@@ -41,9 +48,12 @@ export async function upsertShipment(
         tracking_url: input.tracking_url,
         carrier: input.carrier,
         status: input.status,
+        source_updated_at: input.source_updated_at,
       }),
       ...sharedOptionalColumns({ metadata: input.metadata }),
     });
+    if (!upserted) throw new StaleWrite();
+    const { inserted, ...row } = upserted;
     await enqueueJobs(trx, shippingNotificationJobs(store, row, order.customer_id, options));
     return { shipment: toShipment(row), created: inserted };
   });
