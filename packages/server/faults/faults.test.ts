@@ -157,3 +157,28 @@ describe.runIf(!unavailable)("faults under load", () => {
     }
   });
 });
+
+describe.runIf(!unavailable)("shutdown with the database frozen", () => {
+  it("ends within SHUTDOWN_TIMEOUT_MS", { timeout: 60_000 }, async () => {
+    const cluster = await createCluster(await freePort());
+    const procs: Proc[] = [];
+    try {
+      const env = { DATABASE_URL: cluster.url, ADMIN_TOKEN: ADMIN, SEED_DEMO: "false", DATA_DIR: tempDir(), SHUTDOWN_TIMEOUT_MS: "3000", ...TIMEOUTS };
+      const server = await startProcess("main.js", env);
+      procs.push(server);
+      await cluster.freeze();
+      // A request stuck on the frozen database is in flight when the signal comes.
+      const inFlight = fetch(`${server.url ?? ""}/readyz`).then((res) => res.status, () => 0);
+      await sleep(300);
+      const started = Date.now();
+      server.child.kill("SIGTERM");
+      await server.exited;
+      expect(Date.now() - started).toBeLessThan(3000 + 1000);
+      expect([0, 503]).toContain(await inFlight);
+    } finally {
+      await stopAll(procs);
+      await cluster.thaw();
+      await cluster.destroy();
+    }
+  });
+});

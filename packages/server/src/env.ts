@@ -44,6 +44,7 @@ const envSchema = z.object({
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
   MAX_CONNECTIONS: z.coerce.number().int().min(1).default(1_000),
+  REQUEST_DEADLINE_MS: z.coerce.number().int().min(100).default(15_000),
   DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
   DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
   PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
@@ -62,6 +63,8 @@ export type Env = {
   /** How long a request may wait for a database connection, and for one statement: past either it answers 503. */
   databaseTimeouts: { connectMs: number; statementMs: number };
   connections: ConnectionLimits;
+  /** The longest a REST request may take before it is answered 503. */
+  requestDeadlineMs: number;
   dataDir: string;
   adminToken: string | undefined;
   /** Whether the operator API and /metrics answer callers other than this machine. */
@@ -112,6 +115,7 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
     databaseUrl: env.DATABASE_URL,
     databasePoolSize: env.DATABASE_POOL_SIZE,
     databaseTimeouts: { connectMs: env.DATABASE_CONNECT_TIMEOUT_MS, statementMs: env.DATABASE_STATEMENT_TIMEOUT_MS },
+    requestDeadlineMs: env.REQUEST_DEADLINE_MS,
     connections: {
       headersTimeoutMs: Math.min(env.HEADERS_TIMEOUT_MS, env.REQUEST_TIMEOUT_MS),
       requestTimeoutMs: env.REQUEST_TIMEOUT_MS,

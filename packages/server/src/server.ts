@@ -59,7 +59,7 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
         metrics: createMetrics(database.db, database.pool),
         afterWrite: () => worker?.nudge(),
       },
-      { bodyLimitBytes: env.bodyLimitBytes, consoleDir: env.console.dir },
+      { bodyLimitBytes: env.bodyLimitBytes, consoleDir: env.console.dir, requestDeadlineMs: env.requestDeadlineMs },
     );
 
     const server = createHttpServer(app, env.connections);
@@ -82,7 +82,8 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
       closing ??= (async () => {
         const drained = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
-        const timer = setTimeout(() => server.closeAllConnections(), env.shutdownTimeoutMs);
+        // Requests in flight get most of the shutdown budget; the rest is for the worker, the log and the pool.
+        const timer = setTimeout(() => server.closeAllConnections(), Math.round(env.shutdownTimeoutMs * 0.7));
         await drained;
         clearTimeout(timer);
         await worker?.stop();

@@ -3,7 +3,7 @@ import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isDatabaseUnavailable } from "../src/db/index.js";
 import { isLocalAddress } from "../src/auth/auth.middleware.js";
-import { ADMIN_TOKEN, onceAcrossDatabases, startTestServer, type TestServer } from "./helpers.js";
+import { ADMIN_TOKEN, onceAcrossDatabases, startTestServer, testDb, type TestServer } from "./helpers.js";
 
 let server: TestServer;
 let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;
@@ -108,6 +108,29 @@ describe.runIf(onceAcrossDatabases)("operators", () => {
     for (const name of ["http_request_duration_seconds_bucket", "automation_backlog", "automation_oldest_due_seconds", "automation_failed_last_hour", "automation_queue_scrape_ok 1"]) expect(metrics.text).toContain(name);
     expect(isLocalAddress("127.0.0.1") && isLocalAddress("::1") && isLocalAddress("::ffff:127.0.0.1")).toBe(true);
     expect(isLocalAddress("10.0.0.7") || isLocalAddress("::ffff:192.168.1.2") || isLocalAddress(undefined)).toBe(false);
+  });
+});
+
+describe.runIf(testDb === "postgres")("the request deadline", () => {
+  it("answers 503 with Retry-After when a request takes longer than its deadline", async () => {
+    const hurried = await startTestServer({ requestDeadlineMs: 500 });
+    try {
+      const t = await hurried.createTenant();
+      // The database takes two seconds over this order's insert: longer than the deadline, shorter than the statement timeout.
+      await sql.raw(`create function slow_insert() returns trigger language plpgsql as $$ begin perform pg_sleep(2); return new; end $$`).execute(hurried.db);
+      await sql.raw(`create trigger slow_insert before insert on orders for each row when (new.external_id like 'slow-%') execute function slow_insert()`).execute(hurried.db);
+      const started = Date.now();
+      const res = await hurried.request("POST", `/api/v1/stores/${t.store.id}/orders`, {
+        key: t.key,
+        body: { external_id: "slow-1", placed_at: "2026-11-22T10:00:00Z", total_price: 1, customer: { phone: "+14155552671" } },
+      });
+      expect(Date.now() - started).toBeLessThan(1500);
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({ error: "Service unavailable" });
+      expect(res.headers.get("retry-after")).toBe("5");
+    } finally {
+      await hurried.close();
+    }
   });
 });
 

@@ -98,6 +98,7 @@ export async function startTestServer(
     signInLimits?: typeof SIGN_IN_LIMITS;
     consoleDir?: string;
     connections?: Partial<ConnectionLimits>;
+    requestDeadlineMs?: number;
     /** Failed authentications per address before 429; off unless given. */
     authFailureLimit?: RateLimitOptions;
   } = {},
@@ -130,7 +131,7 @@ export async function startTestServer(
       metrics: createMetrics(handle.db, handle.pool),
       afterWrite: () => worker?.nudge(),
     },
-    { bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024, consoleDir: options.consoleDir },
+    { bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024, consoleDir: options.consoleDir, requestDeadlineMs: options.requestDeadlineMs },
   );
   const server = createHttpServer(app, { ...DEFAULT_CONNECTION_LIMITS, ...options.connections });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));

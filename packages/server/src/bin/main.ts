@@ -10,6 +10,11 @@ try {
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.once(signal, () => {
       logger.info({ signal }, "shutting down");
+      // However the database behaves (a frozen one never answers), the process is gone in time.
+      setTimeout(() => {
+        logger.error({ shutdownTimeoutMs: env.shutdownTimeoutMs }, "shutdown did not finish in time; exiting");
+        process.exit(1);
+      }, env.shutdownTimeoutMs).unref();
       server.close().then(
         () => process.exit(0),
         (error: unknown) => {

@@ -14,7 +14,7 @@ import { isLocalAddress } from "../auth/auth.middleware.js";
 import { idempotencyRequestOf } from "../modules/requests/idempotency.js";
 import { createRestRouter } from "./rest.js";
 
-export type AppOptions = { bodyLimitBytes: number; /** The built web console; its pages are served when it exists. */ consoleDir?: string | undefined };
+export type AppOptions = { bodyLimitBytes: number; /** REST requests answer 503 past this. */ requestDeadlineMs?: number; /** The built web console; its pages are served when it exists. */ consoleDir?: string | undefined };
 
 const REQUEST_ID = /^[\x20-\x7E]{1,128}$/;
 
@@ -154,6 +154,7 @@ export function createApp(services: Services, options: AppOptions): express.Expr
   app.use(
     createRestRouter({
       appRouter,
+      deadlineMs: options.requestDeadlineMs ?? 15_000,
       createCaller: (ctx) => createCaller(ctx),
       createContext: (req, res, body) =>
         createContextInner(services, {

@@ -43,7 +43,21 @@ export type RestAdapterOptions = {
   createCaller: (ctx: Context) => unknown;
   createContext: (req: Request, res: Response, body: { value?: Record<string, unknown>; problem?: AppError }) => Context;
   onUnexpectedError: (error: unknown, req: Request, res: Response) => void;
+  /** The longest a request may take before it is answered 503 (its work may still finish: upserts are safe to retry). */
+  deadlineMs: number;
 };
+
+class DeadlineExceeded extends Error {}
+
+/** The call's result, or DeadlineExceeded once the deadline passes; a late outcome is dropped quietly. */
+function withDeadline<T>(call: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DeadlineExceeded("request deadline exceeded")), ms);
+  });
+  call.catch(() => undefined);
+  return Promise.race([call, deadline]).finally(() => clearTimeout(timer));
+}
 
 /**
  * Serves each procedure on its documented method and path, with the contract's
@@ -73,7 +87,7 @@ export function createRestRouter(options: RestAdapterOptions): express.Router {
       const ctx = options.createContext(req, res, body);
       res.locals.context = ctx;
       try {
-        const result = await findProcedure(options.createCaller(ctx), route.procedurePath)(input);
+        const result = await withDeadline(findProcedure(options.createCaller(ctx), route.procedurePath)(input), options.deadlineMs);
         // A status the procedure does not declare would be missing from the document: a bug to see in the logs.
         if (route.contract && !(ctx.response.status in route.contract.success)) {
           options.onUnexpectedError(new Error(`${route.procedurePath} answered ${ctx.response.status}, which its contract does not declare`), req, res);
@@ -85,6 +99,11 @@ export function createRestRouter(options: RestAdapterOptions): express.Router {
           res.status(ctx.response.status).json(result);
         }
       } catch (error) {
+        if (error instanceof DeadlineExceeded) {
+          options.onUnexpectedError(error, req, res);
+          sendErrorCode(res, "SERVICE_UNAVAILABLE", { "Retry-After": "5" });
+          return;
+        }
         const cause = error instanceof TRPCError && error.cause ? error.cause : error;
         if (cause instanceof ReplayedResponse) {
           res.set({ "Idempotent-Replayed": "true", "X-Request-Id": cause.requestId }).status(cause.status);
