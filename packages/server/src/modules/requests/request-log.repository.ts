@@ -1,22 +1,14 @@
 import { sql } from "kysely";
-import type { Executor } from "../../db/types.js";
+import type { Insertable } from "kysely";
+import type { Executor, RequestLogTable } from "../../db/types.js";
 
-export type RequestLogEntry = {
-  store_id: number;
-  key_id: number | null;
-  created_at: Date;
-  method: string;
-  route: string;
-  status: number;
-  error: string | null;
-  request_id: string;
-  latency_ms: number;
-};
+/** One API call as the log keeps it: the table's columns but its generated id. */
+export type RequestLogEntry = Omit<Insertable<RequestLogTable>, "id">;
 
 /** Writes a batch of entries and marks their keys used, in one statement. */
 export async function insertEntries(db: Executor, entries: RequestLogEntry[]): Promise<void> {
   if (entries.length === 0) return;
-  const keyIds = [...new Set(entries.flatMap((entry) => (entry.key_id === null ? [] : [entry.key_id])))];
+  const keyIds = [...new Set(entries.flatMap((entry) => (typeof entry.key_id === "number" ? [entry.key_id] : [])))];
   await db
     .with("used", (qb) =>
       qb
