@@ -312,7 +312,10 @@ describe("backfill", () => {
     const customerId = uid("hist");
     const o = order(phone, { customer: { external_id: customerId, phone } });
     const headers = { "X-Backfill": "true" };
-    expect((await push("orders", o, tenant, headers)).status).toBe(201);
+    const stored = await push("orders", o, tenant, headers);
+    expect(stored.status).toBe(201);
+    expect(stored.headers.get("x-backfill")).toBe("true");
+    expect((await push("orders", order(phone))).headers.get("x-backfill")).toBeNull();
     const c = checkout(phone);
     expect((await push("checkouts", c, tenant, headers)).status).toBe(201);
     expect((await push("shipments", { external_id: uid("ship"), order_external_id: o.external_id, status: "delivered" }, tenant, headers)).status).toBe(201);

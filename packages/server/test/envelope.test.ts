@@ -215,6 +215,10 @@ describe("OpenAPI document", () => {
     expect(checkoutPatch.requestBody.content["application/json"].schema.properties).toHaveProperty("status");
     const erase = document.paths["/api/v1/stores/{store_id}/customers/{external_id}"].delete;
     expect(erase.requestBody).toBeUndefined();
+    // "Try it out" must not pre-fill X-Backfill: a push from /docs would silently trigger nothing.
+    const backfill = document.paths["/api/v1/stores/{store_id}/orders"].post.parameters.find((p: { name: string }) => p.name === "X-Backfill");
+    expect(backfill.schema.example).toBeUndefined();
+    expect(backfill.example).toBeUndefined();
     expect(erase.responses["422"]).toBeUndefined();
     expect(Object.keys(erase.responses).sort()).toEqual(["204", "401", "403", "404", "429", "500", "503"]);
   });

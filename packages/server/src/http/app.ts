@@ -102,6 +102,8 @@ export function createApp(services: Services, options: AppOptions): express.Expr
   });
 
   app.use((req, res, next) => {
+    // A push stored as history says so, so it never passes unnoticed.
+    if (isBackfill(req.headers["x-backfill"])) res.setHeader("X-Backfill", "true");
     res.setHeader("X-Content-Type-Options", "nosniff");
     res.setHeader("Referrer-Policy", "no-referrer");
     res.setHeader("X-Frame-Options", "DENY");

@@ -18,8 +18,10 @@ const backfillHeader = {
   in: "header",
   name: "X-Backfill",
   required: false,
-  description: "`true` for historical data: stored as usual, but no automation is triggered. Any value but `false` or `0` counts.",
-  schema: { type: "string", example: "true" },
+  description:
+    "`true` for historical data: stored as usual, but no automation is triggered (the response says `X-Backfill: true`). Any value but `false` or `0` counts. Leave it out for live pushes.",
+  // No example: Swagger UI would pre-fill it, and a push from "Try it out" would silently trigger nothing.
+  schema: { type: "string" },
 };
 const requestIdResponseHeader = { "X-Request-Id": { description: "The request's id: yours, or a new one", schema: { type: "string" } } };
 const retryAfter = { "Retry-After": { description: "Seconds to wait before trying again", schema: { type: "integer" } } };
