@@ -142,6 +142,30 @@ describe("the contract's order of checks", () => {
 });
 
 describe("rate limiting", () => {
+  it("every authenticated answer says where the key stands: RateLimit-Limit, -Remaining, -Reset", async () => {
+    const limited = await startTestServer({ rateLimit: { requests: 3, windowSeconds: 60 }, database: server.handle });
+    try {
+      const key = (await tenants.createApiKey(server.db, { team_id: tenant.team.id, name: "headers" })).key;
+      const path = customersPath(tenant.store.id);
+      const first = await limited.request("POST", path, { key, body: customer("rlh") });
+      expect([first.headers.get("ratelimit-limit"), first.headers.get("ratelimit-remaining")]).toEqual(["3", "2"]);
+      expect(Number(first.headers.get("ratelimit-reset"))).toBeGreaterThan(0);
+      expect(Number(first.headers.get("ratelimit-reset"))).toBeLessThanOrEqual(60);
+      const invalid = await limited.request("POST", path, { key, body: {} });
+      expect(invalid.status).toBe(422);
+      expect(invalid.headers.get("ratelimit-remaining")).toBe("1");
+      await limited.request("POST", path, { key, body: customer("rlh") });
+      const refused = await limited.request("POST", path, { key, body: customer("rlh") });
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get("ratelimit-remaining")).toBe("0");
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+      // Without a key nothing is told.
+      expect((await limited.request("POST", path, { body: customer("rlh") })).headers.get("ratelimit-limit")).toBeNull();
+    } finally {
+      await limited.close();
+    }
+  });
+
   it("429 Rate limit exceeded with Retry-After once a key spends its budget; other keys are unaffected", async () => {
     const limited = await startTestServer({ rateLimit: { requests: 3, windowSeconds: 60 }, database: server.handle });
     try {

@@ -38,6 +38,15 @@ const authorizedProcedure = baseProcedure.use(async ({ ctx, getRawInput, next })
   if (!access) throw await refused(ctx, "API_KEY_INVALID");
 
   const decision = await ctx.rateLimiter.consume(String(access.key_id));
+  // Every answer from here on tells the caller where it stands.
+  if (decision.state) {
+    ctx.response.headers = {
+      ...ctx.response.headers,
+      "RateLimit-Limit": String(decision.state.limit),
+      "RateLimit-Remaining": String(decision.state.remaining),
+      "RateLimit-Reset": String(decision.state.resetSeconds),
+    };
+  }
   if (!decision.allowed) {
     throw new AppError("RATE_LIMITED", undefined, { "Retry-After": String(decision.retryAfterSeconds) });
   }

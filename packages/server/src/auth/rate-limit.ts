@@ -1,7 +1,10 @@
 import type pg from "pg";
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 
-export type RateLimitDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+/** What the caller may still do: the window's limit, what is left of it, and when it resets (absent when there is no limit). */
+export type RateLimitState = { limit: number; remaining: number; resetSeconds: number };
+
+export type RateLimitDecision = ({ allowed: true } | { allowed: false; retryAfterSeconds: number }) & { state?: RateLimitState };
 
 export interface RateLimiter {
   consume(key: string): Promise<RateLimitDecision>;
@@ -27,13 +30,17 @@ export function createRateLimiter(options: RateLimitOptions, pool: pg.Pool | und
     : new RateLimiterMemory(limits);
   return {
     async consume(key) {
+      const stateOf = (res: RateLimiterRes): RateLimitState => ({
+        limit: options.requests,
+        remaining: Math.max(0, res.remainingPoints),
+        resetSeconds: Math.max(0, Math.ceil(res.msBeforeNext / 1000)),
+      });
       try {
-        await limiter.consume(key);
-        return { allowed: true };
+        return { allowed: true, state: stateOf(await limiter.consume(key)) };
       } catch (rejection) {
         // The library rejects with a RateLimiterRes when the budget is spent, with an Error when the store fails.
         if (rejection instanceof RateLimiterRes) {
-          return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) };
+          return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)), state: stateOf(rejection) };
         }
         throw rejection;
       }

@@ -25,6 +25,12 @@ const backfillHeader = {
 };
 const requestIdResponseHeader = { "X-Request-Id": { description: "The request's id: yours, or a new one", schema: { type: "string" } } };
 const retryAfter = { "Retry-After": { description: "Seconds to wait before trying again", schema: { type: "integer" } } };
+/** On every answer to an authenticated request (when the service has a rate limit). */
+const rateLimitHeaders = {
+  "RateLimit-Limit": { description: "Requests this key may make per window", schema: { type: "integer" } },
+  "RateLimit-Remaining": { description: "Requests left in the current window", schema: { type: "integer" } },
+  "RateLimit-Reset": { description: "Seconds until the window resets", schema: { type: "integer" } },
+};
 
 /** What each error status means, and the headers it carries. */
 const ERROR_STATUSES: Record<number, { description: string; headers?: Record<string, unknown> }> = {
@@ -64,7 +70,9 @@ function responsesOf(contract: ProcedureContract, success: { content?: unknown }
     const examples = Object.fromEntries(codes.map((code) => [code, { value: EXAMPLE_BODIES[code] ?? { error: ERRORS[code].message } }]));
     responses[String(status)] = { ...meaning, content: { "application/json": { schema: errorRef, examples } } };
   }
-  for (const response of Object.values(responses)) response.headers = { ...requestIdResponseHeader, ...response.headers };
+  for (const [status, response] of Object.entries(responses)) {
+    response.headers = { ...requestIdResponseHeader, ...(status === "401" ? {} : rateLimitHeaders), ...response.headers };
+  }
   return responses;
 }
 

@@ -112,6 +112,7 @@ export function createRestRouter(options: RestAdapterOptions): express.Router {
           return;
         }
         const response = toErrorResponse(error);
+        if (ctx.response.headers) res.set(ctx.response.headers);
         if (response.unexpected !== undefined) options.onUnexpectedError(response.unexpected, req, res);
         res.locals.errorMessage = response.body.error;
         sendError(res, response);

@@ -74,7 +74,7 @@ export function upsertProcedure<Body extends z.ZodType, Record extends object>(s
     .mutation(async ({ ctx }) => {
       const { record, created, stale } = await spec.upsert({ db: ctx.db, store: ctx.store, options: { backfill: ctx.backfill } }, ctx.body);
       ctx.response.status = created ? 201 : 200;
-      if (stale) ctx.response.headers = { "X-Stale-Write": "ignored" };
+      if (stale) ctx.response.headers = { ...ctx.response.headers, "X-Stale-Write": "ignored" };
       return record;
     });
 }
@@ -102,7 +102,7 @@ export function patchProcedure<Body extends z.ZodType, Record extends object>(sp
     .output<z.ZodType<object, object>>(spec.output)
     .mutation(async ({ ctx, input }) => {
       const { record, stale } = await spec.update({ db: ctx.db, store: ctx.store, options: { backfill: ctx.backfill } }, input.external_id, ctx.body);
-      if (stale) ctx.response.headers = { "X-Stale-Write": "ignored" };
+      if (stale) ctx.response.headers = { ...ctx.response.headers, "X-Stale-Write": "ignored" };
       return record;
     });
 }
