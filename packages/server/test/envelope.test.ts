@@ -49,7 +49,7 @@ describe("error envelope", () => {
     expect(res.headers.get("allow")).toBe("POST");
     const put = await server.request("PUT", `/api/v1/stores/${tenant.store.id}/customers/abc`, { key: tenant.key, body: {} });
     expect(put.status).toBe(405);
-    expect(put.headers.get("allow")).toBe("DELETE");
+    expect(put.headers.get("allow")).toBe("GET, DELETE");
   });
 
   it("413 Request body too large, before authentication", async () => {
@@ -184,7 +184,9 @@ describe("OpenAPI document", () => {
       ["post", "/api/v1/stores/{store_id}/shipments"],
     ];
     for (const [method, path] of documented) expect(document.paths[path ?? ""]?.[method ?? ""], `${method} ${path}`).toBeDefined();
-    expect(Object.keys(document.paths)).toHaveLength(7);
+    // The seven published operations, and the read-back GETs (one of them on a path of its own).
+    expect(Object.keys(document.paths)).toHaveLength(8);
+    expect(document.paths["/api/v1/stores/{store_id}/shipments/{external_id}"].get.responses["404"].content["application/json"].examples.SHIPMENT_NOT_FOUND.value).toEqual({ error: "Shipment not found" });
     expect(Object.keys(document.paths["/api/v1/stores/{store_id}/orders/{external_id}"].patch.responses)).toEqual(expect.arrayContaining(["200", "404", "422"]));
     const orderNotFound = document.paths["/api/v1/stores/{store_id}/orders/{external_id}"].patch.responses["404"].content["application/json"].examples;
     expect(Object.values(orderNotFound)).toContainEqual({ value: { error: "Order not found" } });

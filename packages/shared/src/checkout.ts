@@ -39,6 +39,19 @@ export const checkoutSchema = z
   })
   .meta({ id: "Checkout" });
 
+/** A checkout as stored, read back: the published response with what the shop sent. */
+export const checkoutRecordSchema = checkoutSchema
+  .extend({
+    abandoned_at: z.string(),
+    customer_external_id: z.string().nullable(),
+    line_items: z.array(z.record(z.string(), z.unknown())).nullable(),
+    metadata: z.record(z.string(), z.unknown()).nullable(),
+    source_updated_at: z.string().nullable(),
+    updated_at: z.string(),
+  })
+  .meta({ id: "CheckoutRecord" });
+
+export type CheckoutRecord = z.infer<typeof checkoutRecordSchema>;
 export type CheckoutStatus = z.infer<typeof checkoutStatusSchema>;
 export type CheckoutInput = z.input<typeof checkoutInputSchema>;
 export type CheckoutPatch = z.input<typeof checkoutPatchSchema>;

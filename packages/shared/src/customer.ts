@@ -39,6 +39,17 @@ export const customerSchema = z
   })
   .meta({ id: "Customer" });
 
+/** A customer as stored, read back: with the E.164 phone its `phone` became. */
+export const customerRecordSchema = customerSchema
+  .extend({
+    phone: z.string().nullable().meta({ description: "E.164, as normalised from what was sent", example: "+14155552671" }),
+    source_updated_at: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: "CustomerRecord" });
+
+export type CustomerRecord = z.infer<typeof customerRecordSchema>;
 export type CustomerInput = z.input<typeof customerInputSchema>;
 export type CheckoutCustomerInput = z.input<typeof checkoutCustomerInputSchema>;
 export type Customer = z.infer<typeof customerSchema>;

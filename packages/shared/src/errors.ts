@@ -11,6 +11,8 @@ export const ERRORS = {
   STORE_NOT_FOUND: { status: 404, message: "Store not found or paused" },
   ORDER_NOT_FOUND: { status: 404, message: "Order not found" },
   CHECKOUT_NOT_FOUND: { status: 404, message: "Checkout not found" },
+  CUSTOMER_NOT_FOUND: { status: 404, message: "Customer not found" },
+  SHIPMENT_NOT_FOUND: { status: 404, message: "Shipment not found" },
   SHIPMENT_ORDER_NOT_FOUND: { status: 422, message: "Order not found" },
   MALFORMED_JSON: { status: 400, message: "Malformed JSON body" },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: "Content-Type must be application/json" },

@@ -39,6 +39,19 @@ export const orderSchema = z
   })
   .meta({ id: "Order" });
 
+/** An order as stored, read back: the published response with what the shop sent. */
+export const orderRecordSchema = orderSchema
+  .extend({
+    placed_at: z.string().meta({ description: "ISO 8601, milliseconds, numeric offset" }),
+    customer_external_id: z.string().nullable().meta({ description: "The linked customer's key (its E.164 phone when it has no external_id); null once erased" }),
+    line_items: z.array(z.record(z.string(), z.unknown())).nullable(),
+    metadata: z.record(z.string(), z.unknown()).nullable(),
+    source_updated_at: z.string().nullable(),
+    updated_at: z.string(),
+  })
+  .meta({ id: "OrderRecord" });
+
+export type OrderRecord = z.infer<typeof orderRecordSchema>;
 export type OrderInput = z.input<typeof orderInputSchema>;
 export type OrderPatch = z.input<typeof orderPatchSchema>;
 export type Order = z.infer<typeof orderSchema>;

@@ -27,6 +27,18 @@ export const shipmentSchema = z
   })
   .meta({ id: "Shipment" });
 
+/** A shipment as stored, read back: with the external_id of its order. */
+export const shipmentRecordSchema = shipmentSchema
+  .extend({
+    order_external_id: z.string(),
+    metadata: z.record(z.string(), z.unknown()).nullable(),
+    source_updated_at: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: "ShipmentRecord" });
+
+export type ShipmentRecord = z.infer<typeof shipmentRecordSchema>;
 export type ShipmentStatus = z.infer<typeof shipmentStatusSchema>;
 export type ShipmentInput = z.input<typeof shipmentInputSchema>;
 export type Shipment = z.infer<typeof shipmentSchema>;

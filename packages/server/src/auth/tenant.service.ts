@@ -2,7 +2,7 @@ import type { ApiKey, CreatedApiKey, Store, Team } from "@commerce-ingest/shared
 import { isSupportedCountry } from "libphonenumber-js/max";
 import type { ApiKeyRow, Db, StoreRow, TeamRow } from "../db/types.js";
 import { AppError } from "../errors.js";
-import { formatTimestamp } from "../time.js";
+import { formatOptionalTimestamp, formatTimestamp } from "../time.js";
 import { generateApiKey, hashApiKey } from "./api-key.js";
 import * as repo from "./tenant.repository.js";
 
@@ -125,7 +125,7 @@ export async function listTeamKeys(db: Db, teamId: number) {
     store: row.store_id === null ? null : { id: row.store_id, name: row.store_name ?? "" },
     created_at: formatTimestamp(row.created_at),
     created_by: row.created_by,
-    last_used_at: row.last_used_at ? formatTimestamp(row.last_used_at) : null,
+    last_used_at: formatOptionalTimestamp(row.last_used_at),
   }));
 }
 

@@ -1,6 +1,6 @@
 import type { Activity, AutomationRun, Message } from "@commerce-ingest/shared";
 import type { Db, JobRow, MessageRow } from "../db/types.js";
-import { formatTimestamp } from "../time.js";
+import { formatOptionalTimestamp, formatTimestamp } from "../time.js";
 import { listMessages, listRuns, type ActivityFilter } from "./jobs.repository.js";
 
 function toRun(row: JobRow): AutomationRun {
@@ -14,7 +14,7 @@ function toRun(row: JobRow): AutomationRun {
     error: row.last_error,
     run_at: formatTimestamp(row.run_at),
     created_at: formatTimestamp(row.created_at),
-    finished_at: row.finished_at ? formatTimestamp(row.finished_at) : null,
+    finished_at: formatOptionalTimestamp(row.finished_at),
   };
 }
 
@@ -28,7 +28,7 @@ function toMessage(row: MessageRow): Message {
     content: row.content as Record<string, unknown>,
     provider: row.provider,
     created_at: formatTimestamp(row.created_at),
-    sent_at: row.sent_at ? formatTimestamp(row.sent_at) : null,
+    sent_at: formatOptionalTimestamp(row.sent_at),
   };
 }
 

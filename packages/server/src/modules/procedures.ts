@@ -107,4 +107,32 @@ export function patchProcedure<Body extends z.ZodType, Record extends object>(sp
     });
 }
 
+type GetSpec<Record extends object> = {
+  resource: Resource;
+  summary: string;
+  output: z.ZodType<Record, Record>;
+  /** What an unknown (or erased) external_id answers. */
+  notFound: ErrorCode;
+  get(call: Omit<ServiceCall, "options">, externalId: string): Promise<Record>;
+};
+
+/** `GET /api/v1/stores/{store_id}/<resource>/{external_id}`: the stored record, read back, with the same checks as the writes. */
+export function getProcedure<Record extends object>(spec: GetSpec<Record>) {
+  return storeProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: `/api/v1/stores/{store_id}/${spec.resource}/{external_id}`,
+        tags: [spec.resource],
+        summary: spec.summary,
+        description: "The full stored record: the published response fields and the fields the shop sent. The same keys, statuses and check order as the writes.",
+        protect: true,
+      },
+      contract: { success: { 200: "The stored record" }, errors: [...STORE_ERRORS, spec.notFound] },
+    })
+    .input(recordParams)
+    .output<z.ZodType<object, object>>(spec.output)
+    .query(({ ctx, input }) => spec.get({ db: ctx.db, store: ctx.store }, input.external_id));
+}
+
 export { storeProcedure };

@@ -65,3 +65,15 @@ export function updateCheckout(
     .returningAll()
     .executeTakeFirst();
 }
+
+/** The checkout with its customer's key, for reading back. */
+export function findCheckoutRecord(db: Executor, storeId: number, externalId: string) {
+  return db
+    .selectFrom("checkouts as c")
+    .leftJoin("customers as cu", "cu.id", "c.customer_id")
+    .selectAll("c")
+    .select("cu.external_id as customer_external_id")
+    .where("c.store_id", "=", storeId)
+    .where("c.external_id", "=", externalId)
+    .executeTakeFirst();
+}

@@ -1,9 +1,16 @@
-import { checkoutInputSchema, checkoutPatchSchema, checkoutSchema } from "@commerce-ingest/shared";
+import { checkoutInputSchema, checkoutPatchSchema, checkoutRecordSchema, checkoutSchema } from "@commerce-ingest/shared";
 import { router } from "../../trpc.js";
-import { patchProcedure, upsertProcedure } from "../procedures.js";
+import { getProcedure, patchProcedure, upsertProcedure } from "../procedures.js";
 import * as checkouts from "./checkout.service.js";
 
 export const checkoutRouter = router({
+  retrieve: getProcedure({
+    resource: "checkouts",
+    summary: "Read a checkout back",
+    output: checkoutRecordSchema,
+    notFound: "CHECKOUT_NOT_FOUND",
+    get: (call, externalId) => checkouts.getCheckout(call.db, call.store, externalId),
+  }),
   upsert: upsertProcedure({
     resource: "checkouts",
     summary: "Create or update an abandoned checkout",

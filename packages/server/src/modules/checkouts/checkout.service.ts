@@ -1,4 +1,4 @@
-import type { Checkout, CheckoutInput, CheckoutPatch } from "@commerce-ingest/shared";
+import type { Checkout, CheckoutInput, CheckoutPatch, CheckoutRecord } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/store-context.js";
 import { checkoutRecoveryJobs, type TriggerOptions } from "../../automations/flows/index.js";
 import { enqueueJobs } from "../../automations/jobs.repository.js";
@@ -7,10 +7,25 @@ import type { CheckoutRow, Db } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
-import { formatTimestamp } from "../../time.js";
+import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import { upsertCustomerIn } from "../customers/customer.service.js";
 import { orStored, presentOnly, sharedOptionalColumns, StaleWrite } from "../fields.js";
 import * as repo from "./checkout.repository.js";
+
+/** The stored checkout, read back (404 `Checkout not found` when there is none). */
+export async function getCheckout(db: Db, store: StoreContext, externalId: string): Promise<CheckoutRecord> {
+  const row = unstorableText(externalId) ? undefined : await repo.findCheckoutRecord(db, store.id, externalId);
+  if (!row) throw new AppError("CHECKOUT_NOT_FOUND");
+  return {
+    ...toCheckout(row),
+    abandoned_at: formatTimestamp(row.abandoned_at),
+    customer_external_id: row.customer_external_id,
+    line_items: (row.line_items ?? null) as CheckoutRecord["line_items"],
+    metadata: (row.metadata ?? null) as CheckoutRecord["metadata"],
+    source_updated_at: formatOptionalTimestamp(row.source_updated_at),
+    updated_at: formatTimestamp(row.updated_at),
+  };
+}
 
 export function toCheckout(row: CheckoutRow): Checkout {
   return {

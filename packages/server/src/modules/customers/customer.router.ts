@@ -1,10 +1,17 @@
-import { customerInputSchema, customerSchema } from "@commerce-ingest/shared";
+import { customerInputSchema, customerRecordSchema, customerSchema } from "@commerce-ingest/shared";
 import { z } from "zod";
 import { router } from "../../trpc.js";
-import { recordParams, STORE_ERRORS, storeProcedure, upsertProcedure } from "../procedures.js";
+import { getProcedure, recordParams, STORE_ERRORS, storeProcedure, upsertProcedure } from "../procedures.js";
 import * as customers from "./customer.service.js";
 
 export const customerRouter = router({
+  retrieve: getProcedure({
+    resource: "customers",
+    summary: "Read a customer back, with its E.164 phone",
+    output: customerRecordSchema,
+    notFound: "CUSTOMER_NOT_FOUND",
+    get: (call, externalId) => customers.getCustomer(call.db, call.store, externalId),
+  }),
   upsert: upsertProcedure({
     resource: "customers",
     summary: "Create or update a customer",

@@ -1,4 +1,6 @@
-import type { Customer, CustomerInput } from "@commerce-ingest/shared";
+import type { Customer, CustomerInput, CustomerRecord } from "@commerce-ingest/shared";
+import { AppError } from "../../errors.js";
+import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import type { StoreContext } from "../../auth/store-context.js";
 import { customerErased } from "../../automations/erasure.js";
 import { contactSyncJobs, type TriggerOptions } from "../../automations/flows/index.js";
@@ -58,6 +60,19 @@ export async function upsertCustomerIn(trx: Executor, store: StoreContext, input
   if (!upserted) throw new StaleWrite();
   const { inserted, ...row } = upserted;
   return { row, created: inserted, jobs: contactSyncJobs(store, row, options) };
+}
+
+/** The active customer, read back with its E.164 phone (404 `Customer not found` when absent or erased). */
+export async function getCustomer(db: Db, store: StoreContext, externalId: string): Promise<CustomerRecord> {
+  const row = unstorableText(externalId) ? undefined : await repo.findActiveCustomer(db, store.id, externalId);
+  if (!row) throw new AppError("CUSTOMER_NOT_FOUND");
+  return {
+    ...toCustomer(row),
+    phone: row.phone,
+    source_updated_at: formatOptionalTimestamp(row.source_updated_at),
+    created_at: formatTimestamp(row.created_at),
+    updated_at: formatTimestamp(row.updated_at),
+  };
 }
 
 /** The published response of a customer that is not there: the key, every other field empty. */

@@ -43,3 +43,15 @@ export function updateOrder(db: Executor, storeId: number, externalId: string, c
     .returningAll()
     .executeTakeFirst();
 }
+
+/** The order with its customer's key, for reading back. */
+export function findOrderRecord(db: Executor, storeId: number, externalId: string) {
+  return db
+    .selectFrom("orders as o")
+    .leftJoin("customers as cu", "cu.id", "o.customer_id")
+    .selectAll("o")
+    .select("cu.external_id as customer_external_id")
+    .where("o.store_id", "=", storeId)
+    .where("o.external_id", "=", externalId)
+    .executeTakeFirst();
+}

@@ -1,9 +1,16 @@
-import { orderInputSchema, orderPatchSchema, orderSchema } from "@commerce-ingest/shared";
+import { orderInputSchema, orderPatchSchema, orderRecordSchema, orderSchema } from "@commerce-ingest/shared";
 import { router } from "../../trpc.js";
-import { patchProcedure, upsertProcedure } from "../procedures.js";
+import { getProcedure, patchProcedure, upsertProcedure } from "../procedures.js";
 import * as orders from "./order.service.js";
 
 export const orderRouter = router({
+  retrieve: getProcedure({
+    resource: "orders",
+    summary: "Read an order back",
+    output: orderRecordSchema,
+    notFound: "ORDER_NOT_FOUND",
+    get: (call, externalId) => orders.getOrder(call.db, call.store, externalId),
+  }),
   upsert: upsertProcedure({
     resource: "orders",
     summary: "Create or update an order",

@@ -1,4 +1,4 @@
-import type { Order, OrderInput, OrderPatch } from "@commerce-ingest/shared";
+import type { Order, OrderInput, OrderPatch, OrderRecord } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/store-context.js";
 import { cancelRecoveriesForOrder, postPurchaseJobs, type TriggerOptions } from "../../automations/flows/index.js";
 import { enqueueJobs } from "../../automations/jobs.repository.js";
@@ -7,10 +7,26 @@ import type { Db, OrderRow } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
-import { formatTimestamp } from "../../time.js";
+import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import { upsertCustomerIn } from "../customers/customer.service.js";
 import { orStored, presentOnly, sharedOptionalColumns, StaleWrite } from "../fields.js";
 import * as repo from "./order.repository.js";
+
+
+/** The stored order, read back (404 `Order not found` when there is none). */
+export async function getOrder(db: Db, store: StoreContext, externalId: string): Promise<OrderRecord> {
+  const row = unstorableText(externalId) ? undefined : await repo.findOrderRecord(db, store.id, externalId);
+  if (!row) throw new AppError("ORDER_NOT_FOUND");
+  return {
+    ...toOrder(row),
+    placed_at: formatTimestamp(row.placed_at),
+    customer_external_id: row.customer_external_id,
+    line_items: (row.line_items ?? null) as OrderRecord["line_items"],
+    metadata: (row.metadata ?? null) as OrderRecord["metadata"],
+    source_updated_at: formatOptionalTimestamp(row.source_updated_at),
+    updated_at: formatTimestamp(row.updated_at),
+  };
+}
 
 export function toOrder(row: OrderRow): Order {
   return {

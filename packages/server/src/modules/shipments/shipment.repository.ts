@@ -48,3 +48,15 @@ export function upsertShipment(db: Executor, storeId: number, shipment: Shipment
     // Nothing comes back for a write older than the stored shipment.
     .executeTakeFirst();
 }
+
+/** The shipment with its order's external id, for reading back. */
+export function findShipmentRecord(db: Executor, storeId: number, externalId: string) {
+  return db
+    .selectFrom("shipments as s")
+    .innerJoin("orders as o", "o.id", "s.order_id")
+    .selectAll("s")
+    .select("o.external_id as order_external_id")
+    .where("s.store_id", "=", storeId)
+    .where("s.external_id", "=", externalId)
+    .executeTakeFirst();
+}

@@ -1,9 +1,16 @@
-import { shipmentInputSchema, shipmentSchema } from "@commerce-ingest/shared";
+import { shipmentInputSchema, shipmentRecordSchema, shipmentSchema } from "@commerce-ingest/shared";
 import { router } from "../../trpc.js";
-import { upsertProcedure } from "../procedures.js";
+import { getProcedure, upsertProcedure } from "../procedures.js";
 import * as shipments from "./shipment.service.js";
 
 export const shipmentRouter = router({
+  retrieve: getProcedure({
+    resource: "shipments",
+    summary: "Read a shipment back, with its order's external_id",
+    output: shipmentRecordSchema,
+    notFound: "SHIPMENT_NOT_FOUND",
+    get: (call, externalId) => shipments.getShipment(call.db, call.store, externalId),
+  }),
   upsert: upsertProcedure({
     resource: "shipments",
     summary: "Create or update a shipment",

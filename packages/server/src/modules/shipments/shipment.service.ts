@@ -1,4 +1,6 @@
-import type { Shipment, ShipmentInput } from "@commerce-ingest/shared";
+import type { Shipment, ShipmentInput, ShipmentRecord } from "@commerce-ingest/shared";
+import { unstorableText } from "../../text.js";
+import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import type { StoreContext } from "../../auth/store-context.js";
 import { shippingNotificationJobs, type TriggerOptions } from "../../automations/flows/index.js";
 import { enqueueJobs } from "../../automations/jobs.repository.js";
@@ -7,6 +9,20 @@ import type { Db, ShipmentRow } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import { orStored, presentOnly, sharedOptionalColumns, StaleWrite } from "../fields.js";
 import * as repo from "./shipment.repository.js";
+
+/** The stored shipment, read back with its order's external id (404 `Shipment not found` when there is none). */
+export async function getShipment(db: Db, store: StoreContext, externalId: string): Promise<ShipmentRecord> {
+  const row = unstorableText(externalId) ? undefined : await repo.findShipmentRecord(db, store.id, externalId);
+  if (!row) throw new AppError("SHIPMENT_NOT_FOUND");
+  return {
+    ...toShipment(row),
+    order_external_id: row.order_external_id,
+    metadata: (row.metadata ?? null) as ShipmentRecord["metadata"],
+    source_updated_at: formatOptionalTimestamp(row.source_updated_at),
+    created_at: formatTimestamp(row.created_at),
+    updated_at: formatTimestamp(row.updated_at),
+  };
+}
 
 export function toShipment(row: ShipmentRow): Shipment {
   return {
