@@ -2,13 +2,15 @@ import fs from "node:fs";
 import path from "node:path";
 import { APIError, CommerceIngestClient, ConnectionError } from "@commerce-ingest/sdk";
 
+const dataDir = () => process.env.DATA_DIR || ".data";
+
 /**
  * Where the examples find the service: BASE_URL, STORE_ID and API_KEY from the
  * environment, else from DATA_DIR/demo.env, which the service writes on its
  * first start.
  */
 export function loadConfig(): { baseUrl: string; storeId: number; apiKey: string } {
-  const file = path.resolve(process.env.DATA_DIR || ".data", "demo.env");
+  const file = path.resolve(dataDir(), "demo.env");
   const fromFile: Record<string, string> = {};
   if (fs.existsSync(file)) {
     for (const line of fs.readFileSync(file, "utf8").split("\n")) {
@@ -47,10 +49,64 @@ export async function main(example: () => Promise<void>): Promise<void> {
       console.error(`Cannot reach the service (${error.message}). Is it running? Start it with: pnpm start`);
     } else if (error instanceof APIError) {
       console.error(`The API answered ${error.status} ${error.message} (request id ${error.requestId})`);
-      if (error.body && typeof error.body === "object" && "details" in error.body) console.error(JSON.stringify(error.body, null, 2));
+      if (error.details.length > 0) console.error(JSON.stringify(error.body, null, 2));
     } else {
       console.error(error);
     }
     process.exitCode = 1;
   }
+}
+
+type Run = { id: number; flow: string; record_type: string; record_external_id: string; status: string; error: string | null; run_at: string };
+type Message = { run_id: number; to_phone: string | null; status: string };
+
+/** The operator token the service keeps next to its data, when this machine runs it. */
+function operatorToken(): string | undefined {
+  if (process.env.ADMIN_TOKEN) return process.env.ADMIN_TOKEN;
+  try {
+    return fs.readFileSync(path.resolve(dataDir(), "admin-token"), "utf8").trim();
+  } catch {
+    return undefined;
+  }
+}
+
+const minutesFromNow = (iso: string) => Math.round((Date.parse(iso) - Date.now()) / 60_000);
+
+/**
+ * Ends an example by showing what its pushes triggered: each automation run for
+ * the records named, once the worker has had its turn (a few seconds at most),
+ * with its message. Reads the store's activity from the operator API, which a
+ * service started on this machine allows; elsewhere, says how to look.
+ */
+export async function showTriggered(records: Array<[type: "order" | "customer" | "checkout" | "shipment", externalId: string]>): Promise<void> {
+  const { baseUrl, storeId } = loadConfig();
+  const token = operatorToken();
+  const command = `pnpm admin activity --store ${storeId}`;
+  if (!token) return say(`\nSee what this triggered: ${command}`);
+  const wanted = new Set(records.map(([type, id]) => `${type} ${id}`));
+  let runs: Run[] = [];
+  let messages: Message[] = [];
+  for (let poll = 0; poll < 25; poll++) {
+    const response = await fetch(`${baseUrl}/admin/v1/stores/${storeId}/activity?limit=200`, { headers: { Authorization: `Bearer ${token}` } }).catch(() => undefined);
+    if (!response?.ok) return say(`\nSee what this triggered: ${command}`);
+    const activity = (await response.json()) as { runs: Run[]; messages: Message[] };
+    runs = activity.runs.filter((run) => wanted.has(`${run.record_type} ${run.record_external_id}`)).reverse();
+    messages = activity.messages;
+    const due = (run: Run) => run.status === "running" || (run.status === "pending" && Date.parse(run.run_at) <= Date.now());
+    if (!runs.some(due)) break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  say("\nWhat this triggered:");
+  if (runs.length === 0) say("  nothing");
+  for (const run of runs) {
+    const message = messages.find((m) => m.run_id === run.id);
+    const outcome =
+      run.status === "pending"
+        ? `scheduled in ${minutesFromNow(run.run_at)} min`
+        : run.status === "succeeded" && message
+          ? `message to ${message.to_phone ?? "(erased)"}: ${message.status}`
+          : `${run.status}${run.error ? ` (${run.error})` : ""}`;
+    say(`  ${run.flow.padEnd(22)} ${`${run.record_type} ${run.record_external_id}`.padEnd(40)} ${outcome}`);
+  }
+  say(`(all of the store's activity: ${command})`);
 }

@@ -1,6 +1,6 @@
 // Pushes an abandoned checkout (which schedules a recovery message after the store's
 // delay), then reports the checkout recovered, which cancels that message.
-import { connect, main, runId, say } from "./_config.js";
+import { connect, main, runId, say, showTriggered } from "./_config.js";
 
 await main(async () => {
   const { store } = connect();
@@ -26,4 +26,5 @@ await main(async () => {
 
   const recovered = await store.checkouts.update(token, { status: "recovered" });
   say(`The customer came back: status ${recovered.data.status}, the pending recovery message is cancelled`);
+  await showTriggered([["checkout", token], ["customer", "+12025550143"]]);
 });

@@ -1,6 +1,6 @@
 // Handles a privacy-law erasure request: the customer's personal data is cleared and
 // nothing more is sent to them. Erasing again, or erasing someone unknown, also succeeds.
-import { connect, main, runId, say } from "./_config.js";
+import { connect, main, runId, say, showTriggered } from "./_config.js";
 
 await main(async () => {
   const { store } = connect();
@@ -18,4 +18,5 @@ await main(async () => {
 
   const again = await store.customers.upsert({ external_id: customerId, phone: "+12025550199" });
   say(`Pushed again later: ${again.created ? "created anew" : "updated"}, first name ${String(again.data.first_name)}`);
+  await showTriggered([["customer", customerId]]);
 });

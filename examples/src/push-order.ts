@@ -1,5 +1,5 @@
 // Pushes an order with its customer, pushes it again, then marks it paid.
-import { connect, main, runId, say } from "./_config.js";
+import { connect, main, runId, say, showTriggered } from "./_config.js";
 
 await main(async () => {
   const { store } = connect();
@@ -24,4 +24,5 @@ await main(async () => {
 
   const paid = await store.orders.update(orderId, { financial_status: "paid", tags: ["first-order", "paid"] });
   say(`Marked ${paid.data.financial_status}, tags ${paid.data.tags.join(", ")}, created_at still ${paid.data.created_at}`);
+  await showTriggered([["order", orderId], ["customer", "example-customer-1"]]);
 });

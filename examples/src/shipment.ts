@@ -1,7 +1,7 @@
 // Pushes an order, then its shipment through its statuses. Each new status sends one
 // shipping notification; repeating a status sends nothing.
 import type { ShipmentStatus } from "@commerce-ingest/sdk";
-import { connect, main, runId, say } from "./_config.js";
+import { connect, main, runId, say, showTriggered } from "./_config.js";
 
 await main(async () => {
   const { store } = connect();
@@ -27,4 +27,5 @@ await main(async () => {
     say(`Shipment ${shipment.data.external_id} (order id ${shipment.data.order_id}): ${shipment.created ? "created" : "updated"}, status ${shipment.data.status}`);
   }
   say("Notifications: one each for pending, in_transit and delivered; the repeated in_transit sent nothing");
+  await showTriggered([["order", order.data.external_id], ["shipment", `example-shipment-${id}`]]);
 });

@@ -13,7 +13,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { CheckoutInput, OrderInput, ShipmentInput, ShipmentStatus } from "@commerce-ingest/sdk";
 import { APIError } from "@commerce-ingest/sdk";
-import { connect, main, runId, say } from "./_config.js";
+import { connect, main, runId, say, showTriggered } from "./_config.js";
 
 type ShopifyCustomer = { id: number; first_name?: string | null; last_name?: string | null; email?: string | null; phone?: string | null; tags?: string };
 type ShopifyOrder = {
@@ -226,7 +226,8 @@ await main(async () => {
   const bridge = await startBridge(0, secret);
   const url = `http://127.0.0.1:${(bridge.address() as AddressInfo).port}`;
   say(`Shopify bridge on ${url}; sending sample webhooks to it:`);
-  for (const [topic, payload] of samples(runId())) {
+  const hooks = samples(runId());
+  for (const [topic, payload] of hooks) {
     const body = JSON.stringify(payload);
     const hmac = createHmac("sha256", secret).update(body, "utf8").digest("base64");
     const res = await fetch(url, { method: "POST", body, headers: { "Content-Type": "application/json", "X-Shopify-Topic": topic, "X-Shopify-Hmac-Sha256": hmac } });
@@ -239,4 +240,11 @@ await main(async () => {
   const notJson = await fetch(url, { method: "POST", body: garbled, headers: { "X-Shopify-Topic": "orders/create", "X-Shopify-Hmac-Sha256": garbledHmac } });
   say(`A signed webhook whose body is not JSON was answered ${notJson.status}`);
   bridge.close();
+  const [checkout, order, , fulfillment] = hooks.map(([, payload]) => payload as { id?: number; token?: string });
+  await showTriggered([
+    ["checkout", checkout?.token ?? ""],
+    ["order", String(order?.id)],
+    ["shipment", String(fulfillment?.id)],
+    ["customer", "7000001"],
+  ]);
 });

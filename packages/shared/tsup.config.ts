@@ -1,7 +1,8 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: ["src/index.ts"],
+  // The error table alone, free of zod, is what the SDK bundles.
+  entry: ["src/index.ts", "src/errors.ts"],
   format: ["esm", "cjs"],
   dts: true,
   clean: true,

@@ -1,8 +1,11 @@
 import { randomUUID } from "node:crypto";
+import packageJson from "../package.json" with { type: "json" };
 import { AbortError, APIError, CommerceIngestError, ConnectionError, TimeoutError } from "./errors.js";
+import { createLogger, parseLogLevel, type Logger, type LogLevel } from "./logger.js";
 import { Checkouts, Customers, Orders, Shipments, bindStore, type StoreScope } from "./resources.js";
 
-export const VERSION = "0.1.0";
+/** This SDK's version, from its package.json (sent in the User-Agent). */
+export const VERSION: string = packageJson.version;
 
 export type ClientOptions = {
   /** A 24-character API key. Defaults to the COMMERCE_INGEST_API_KEY environment variable. */
@@ -17,6 +20,35 @@ export type ClientOptions = {
   fetch?: typeof fetch | undefined;
   /** Headers sent with every request. */
   defaultHeaders?: Record<string, string> | undefined;
+  /**
+   * Ask the API to refuse fields it does not know (`Prefer: handling=strict`): a typo such as
+   * `financial_staus` is a `ValidationError` naming it instead of being ignored (default true).
+   */
+  strict?: boolean | undefined;
+  /**
+   * What the client logs: `"debug"` (every request, its answer and time), `"info"`, `"warn"` (retries
+   * and their waits, ignored fields; the default), `"error"` or `"off"`. Defaults to COMMERCE_INGEST_LOG.
+   */
+  logLevel?: LogLevel | undefined;
+  /** Where log lines go (default: `console`, on standard error). Any object with debug/info/warn/error, e.g. pino. */
+  logger?: Logger | undefined;
+  /** Called before each retry, with why and how long the client waits. */
+  onRetry?: ((retry: RetryInfo) => void) | undefined;
+};
+
+/** What `onRetry` is told before the client waits and tries again. */
+export type RetryInfo = {
+  method: string;
+  path: string;
+  requestId: string;
+  /** 1 for the first retry. */
+  retry: number;
+  /** Milliseconds the client waits before it (`Retry-After` when the API sent one). */
+  waitMs: number;
+  /** The status that caused it, or undefined for a network error or timeout. */
+  status: number | undefined;
+  /** The failure being retried. */
+  error: CommerceIngestError;
 };
 
 export type RequestOptions = {
@@ -29,6 +61,14 @@ export type RequestOptions = {
   requestId?: string | undefined;
   /** Historical data: stored, but no automation is triggered (`X-Backfill: true`). */
   backfill?: boolean | undefined;
+  /**
+   * Sent as `Idempotency-Key` on writes. One is generated per call when absent and reused by its
+   * retries, so a retried create answers as the first attempt did. Pass your own to make a
+   * write exactly-once across your process restarts too.
+   */
+  idempotencyKey?: string | undefined;
+  /** Overrides the client's `strict` for this call. */
+  strict?: boolean | undefined;
 };
 
 export type ApiResult<T> = {
@@ -37,11 +77,17 @@ export type ApiResult<T> = {
   status: number;
   /** The request's `X-Request-Id`. */
   requestId: string;
+  /** The answer's headers (`RateLimit-Remaining`, `X-Stale-Write`, ...). */
+  headers: Headers;
+  /** Fields of the body the API did not know and ignored (only when not strict), from `X-Ignored-Fields`. */
+  ignoredFields: string[];
 };
 
 export type UpsertResult<T> = ApiResult<T> & {
-  /** True when the upsert created the record (201), false when it updated one (200). */
+  /** True when the upsert created the record (201), false when it updated one (200); right also after a retry. */
   created: boolean;
+  /** True when the write was older than the stored record (by `source_updated_at`) and not applied (`X-Stale-Write: ignored`). */
+  stale: boolean;
 };
 
 const MAX_RETRY_AFTER_SECONDS = 60;
@@ -51,9 +97,12 @@ function env(name: string): string | undefined {
   return value === "" ? undefined : value;
 }
 
+/** 409 is "the same Idempotency-Key is still running": worth waiting for. */
 function retryable(status: number): boolean {
-  return status === 408 || status === 429 || status >= 500;
+  return status === 408 || status === 409 || status === 429 || status >= 500;
 }
+
+const WRITES = new Set(["POST", "PATCH", "PUT", "DELETE"]);
 
 /** Seconds the server asked us to wait, from `Retry-After` (seconds or an HTTP date). */
 function retryAfterSeconds(headers: Headers): number | undefined {
@@ -105,6 +154,9 @@ export class CommerceIngestClient {
   readonly #apiKey: string;
   readonly #fetch: typeof fetch;
   readonly #defaultHeaders: Record<string, string>;
+  readonly #strict: boolean;
+  readonly #log: Logger;
+  readonly #onRetry: ((retry: RetryInfo) => void) | undefined;
 
   constructor(options: ClientOptions = {}) {
     const apiKey = options.apiKey ?? env("COMMERCE_INGEST_API_KEY");
@@ -119,6 +171,9 @@ export class CommerceIngestClient {
     if (typeof fetchImpl !== "function") throw new CommerceIngestError("No fetch available: use Node 18 or later, or pass { fetch }.");
     this.#fetch = fetchImpl;
     this.#defaultHeaders = options.defaultHeaders ?? {};
+    this.#strict = options.strict ?? true;
+    this.#log = createLogger(options.logLevel ?? parseLogLevel(env("COMMERCE_INGEST_LOG")), options.logger);
+    this.#onRetry = options.onRetry;
     this.orders = new Orders(this);
     this.customers = new Customers(this);
     this.checkouts = new Checkouts(this);
@@ -138,9 +193,10 @@ export class CommerceIngestClient {
 
   /**
    * One API call with the client's resilience: a timeout per attempt, retries
-   * with exponential backoff and jitter on network errors, timeouts, 408, 429
-   * and 5xx (honouring `Retry-After`), never on other 4xx. Every upsert, PATCH
-   * and DELETE of this API is idempotent, so a retry never duplicates.
+   * with exponential backoff and jitter on network errors, timeouts, 408, 409,
+   * 429 and 5xx (honouring `Retry-After`), never on other 4xx. Every write
+   * carries an `Idempotency-Key` that its retries reuse, so a retry never
+   * duplicates and answers as the first attempt did.
    */
   async request<T>(method: string, path: string, body: unknown, options: RequestOptions = {}): Promise<ApiResult<T>> {
     const requestId = options.requestId ?? randomUUID();
@@ -155,8 +211,11 @@ export class CommerceIngestClient {
       "X-Request-Id": requestId,
     };
     if (body !== undefined) headers["Content-Type"] = "application/json";
+    if (body !== undefined && (options.strict ?? this.#strict)) headers.Prefer = "handling=strict";
     if (options.backfill) headers["X-Backfill"] = "true";
+    if (WRITES.has(method.toUpperCase())) headers["Idempotency-Key"] = options.idempotencyKey ?? randomUUID();
     const payload = body === undefined ? undefined : JSON.stringify(body);
+    const call = { method, path, requestId };
 
     for (let retry = 0; ; retry++) {
       if (options.signal?.aborted) throw new AbortError("Request aborted");
@@ -168,13 +227,18 @@ export class CommerceIngestClient {
       }, timeout);
       const onAbort = () => controller.abort();
       options.signal?.addEventListener("abort", onAbort, { once: true });
+      const started = Date.now();
+      this.#log.debug("commerce-ingest: request", { ...call, attempt: retry + 1 });
 
       let failure: CommerceIngestError;
+      let status: number | undefined;
       let waitSeconds: number | undefined;
       try {
         const response = await this.#fetch(`${this.baseUrl}${path}`, { method, headers, body: payload, signal: controller.signal });
         const text = await response.text();
         const answeredId = response.headers.get("x-request-id") ?? requestId;
+        status = response.status;
+        this.#log.debug("commerce-ingest: response", { ...call, status, ms: Date.now() - started });
         let parsed: unknown = null;
         if (text) {
           try {
@@ -183,7 +247,11 @@ export class CommerceIngestClient {
             parsed = text;
           }
         }
-        if (response.ok) return { data: parsed as T, status: response.status, requestId: answeredId };
+        if (response.ok) {
+          const ignoredFields = (response.headers.get("x-ignored-fields") ?? "").split(",").map((field) => field.trim()).filter(Boolean);
+          if (ignoredFields.length > 0) this.#log.warn("commerce-ingest: fields ignored by the API", { ...call, ignoredFields });
+          return { data: parsed as T, status: response.status, requestId: answeredId, headers: response.headers, ignoredFields };
+        }
         failure = APIError.from(response.status, parsed, response.headers, answeredId);
         if (!retryable(response.status)) throw failure;
         waitSeconds = retryAfterSeconds(response.headers);
@@ -199,8 +267,14 @@ export class CommerceIngestClient {
         clearTimeout(timer);
         options.signal?.removeEventListener("abort", onAbort);
       }
-      if (retry >= maxRetries) throw failure;
-      await sleep((waitSeconds ?? backoffSeconds(retry)) * 1000, options.signal);
+      if (retry >= maxRetries) {
+        this.#log.info("commerce-ingest: giving up", { ...call, attempts: retry + 1, status, error: failure.message });
+        throw failure;
+      }
+      const waitMs = Math.round((waitSeconds ?? backoffSeconds(retry)) * 1000);
+      this.#log.warn("commerce-ingest: retrying", { ...call, retry: retry + 1, status, error: failure.message, waitMs });
+      this.#onRetry?.({ ...call, retry: retry + 1, waitMs, status, error: failure });
+      await sleep(waitMs, options.signal);
     }
   }
 }

@@ -1,13 +1,35 @@
-import type { ErrorDetail } from "@commerce-ingest/shared";
+import { ERRORS } from "@commerce-ingest/shared/errors";
+import type { ErrorBody, ErrorCode, ErrorDetail } from "./types.js";
+
+/** The code of a contract message at a status; `"UNKNOWN"` for an answer that is not one (a proxy's 502 page, say). */
+function codeOf(status: number, message: string): ErrorCode | "UNKNOWN" {
+  const table: Record<string, { status: number; message: string }> = ERRORS;
+  for (const [code, entry] of Object.entries(table)) if (entry.status === status && entry.message === message) return code as ErrorCode;
+  return "UNKNOWN";
+}
+
+/** The body as the API's `{ error, details? }`, whatever came (an HTML error page becomes `{ error: "HTTP 502" }`). */
+function errorBodyOf(status: number, body: unknown): ErrorBody {
+  if (typeof body !== "object" || body === null || !("error" in body) || typeof body.error !== "string") return { error: `HTTP ${status}` };
+  const details = "details" in body && Array.isArray(body.details) ? (body.details as ErrorDetail[]) : undefined;
+  return details ? { error: body.error, details } : { error: body.error };
+}
 
 /** Everything this SDK throws extends this class. */
 export class CommerceIngestError extends Error {
   override readonly name: string = "CommerceIngestError";
 }
 
-/** The API answered with an error status. */
+/**
+ * The API answered with an error status. Tell errors apart by `code` (stable),
+ * or by class (one per status); `message` is the contract's exact text.
+ */
 export class APIError extends CommerceIngestError {
   override readonly name: string = "APIError";
+  /** The contract's code for this answer, e.g. `"STORE_NOT_FOUND"` vs `"ORDER_NOT_FOUND"` (both 404). */
+  readonly code: ErrorCode | "UNKNOWN";
+  /** The error body: `{ error, details? }`. */
+  readonly body: ErrorBody;
 
   constructor(
     /** The HTTP status. */
@@ -16,22 +38,29 @@ export class APIError extends CommerceIngestError {
     message: string,
     /** The request's `X-Request-Id`: quote it when asking for support. */
     readonly requestId: string,
-    /** The response body as sent. */
-    readonly body: unknown,
+    body: unknown,
+    /** The response's headers (`Retry-After`, `RateLimit-*`, ...). */
     readonly headers: Headers,
   ) {
     super(message);
+    this.body = errorBodyOf(status, body);
+    this.code = codeOf(status, this.body.error);
+  }
+
+  /** On a 422: one entry per failing field, by its dotted path; empty otherwise. */
+  get details(): ErrorDetail[] {
+    return this.body.details ?? [];
   }
 
   /** The subclass that matches the status. */
   static from(status: number, body: unknown, headers: Headers, requestId: string): APIError {
-    const message =
-      typeof body === "object" && body !== null && "error" in body && typeof body.error === "string" ? body.error : `HTTP ${status}`;
+    const message = errorBodyOf(status, body).error;
     if (status === 400) return new BadRequestError(status, message, requestId, body, headers);
     if (status === 401) return new AuthenticationError(status, message, requestId, body, headers);
     if (status === 403) return new PermissionDeniedError(status, message, requestId, body, headers);
     if (status === 404) return new NotFoundError(status, message, requestId, body, headers);
     if (status === 413) return new PayloadTooLargeError(status, message, requestId, body, headers);
+    if (status === 409) return new ConflictError(status, message, requestId, body, headers);
     if (status === 415) return new UnsupportedMediaTypeError(status, message, requestId, body, headers);
     if (status === 422) return new ValidationError(status, message, requestId, body, headers);
     if (status === 429) return new RateLimitError(status, message, requestId, body, headers);
@@ -55,7 +84,7 @@ export class PermissionDeniedError extends APIError {
   override readonly name = "PermissionDeniedError";
 }
 
-/** 404: the store does not exist or is paused, or the order or checkout does not exist. */
+/** 404: the store does not exist or is paused (`STORE_NOT_FOUND`), or the record does not (`ORDER_NOT_FOUND`, ...). */
 export class NotFoundError extends APIError {
   override readonly name = "NotFoundError";
 }
@@ -70,14 +99,14 @@ export class UnsupportedMediaTypeError extends APIError {
   override readonly name = "UnsupportedMediaTypeError";
 }
 
-/** 422: the body failed validation; `details` names each failing field by its dotted path. */
+/** 422: the body failed validation (`details` names each failing field by its dotted path), or a rule of the resource. */
 export class ValidationError extends APIError {
   override readonly name = "ValidationError";
+}
 
-  get details(): ErrorDetail[] {
-    const body = this.body;
-    return typeof body === "object" && body !== null && "details" in body && Array.isArray(body.details) ? (body.details as ErrorDetail[]) : [];
-  }
+/** 409: the same `Idempotency-Key` is still being processed (retried automatically). */
+export class ConflictError extends APIError {
+  override readonly name = "ConflictError";
 }
 
 /** 429: too many requests for this key. `retryAfter` says how many seconds to wait. */

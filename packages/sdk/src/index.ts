@@ -1,11 +1,13 @@
-export { CommerceIngestClient, VERSION, type ApiResult, type ClientOptions, type RequestOptions, type UpsertResult } from "./client.js";
-export { Checkouts, Customers, Orders, Shipments, type StoreBound, type StoreScope } from "./resources.js";
+export { CommerceIngestClient, VERSION, type ApiResult, type ClientOptions, type RequestOptions, type RetryInfo, type UpsertResult } from "./client.js";
+export type { Logger, LogLevel } from "./logger.js";
+export { BATCH_LIMIT, Checkouts, Customers, Orders, Shipments, type BatchOptions, type StoreBound, type StoreScope } from "./resources.js";
 export {
   AbortError,
   APIError,
   AuthenticationError,
   BadRequestError,
   CommerceIngestError,
+  ConflictError,
   ConnectionError,
   NotFoundError,
   PayloadTooLargeError,
@@ -16,21 +18,5 @@ export {
   UnsupportedMediaTypeError,
   ValidationError,
 } from "./errors.js";
-export { verifyWebhook, WebhookVerificationError, type VerifyOptions, type WebhookMessage } from "./webhooks.js";
-export type {
-  Checkout,
-  CheckoutInput,
-  CheckoutPatch,
-  CheckoutStatus,
-  Customer,
-  CustomerInput,
-  CheckoutCustomerInput,
-  ErrorBody,
-  ErrorDetail,
-  Order,
-  OrderInput,
-  OrderPatch,
-  Shipment,
-  ShipmentInput,
-  ShipmentStatus,
-} from "@commerce-ingest/shared";
+export { signWebhookForTest, verifyWebhook, WebhookVerificationError, type SignedWebhook, type VerifyOptions } from "./webhooks.js";
+export type * from "./types.js";

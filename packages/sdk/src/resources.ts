@@ -1,27 +1,65 @@
+import type { ApiResult, CommerceIngestClient, RequestOptions, UpsertResult } from "./client.js";
 import type {
+  BatchResult,
   Checkout,
   CheckoutInput,
   CheckoutPatch,
+  CheckoutRecord,
   Customer,
   CustomerInput,
+  CustomerRecord,
   Order,
   OrderInput,
   OrderPatch,
+  OrderRecord,
   Shipment,
   ShipmentInput,
-} from "@commerce-ingest/shared";
-import type { ApiResult, CommerceIngestClient, RequestOptions, UpsertResult } from "./client.js";
+  ShipmentRecord,
+} from "./types.js";
 
 const storePath = (storeId: number) => `/api/v1/stores/${encodeURIComponent(String(storeId))}`;
 /** External ids may hold any character: `/`, spaces, `?`, `#`, `%`, non-ASCII. */
 const idPath = (externalId: string) => encodeURIComponent(externalId);
 
-async function upsert<T>(client: CommerceIngestClient, path: string, body: unknown, options?: RequestOptions): Promise<UpsertResult<T>> {
-  const result = await client.request<T>("POST", path, body, options);
-  return { ...result, created: result.status === 201 };
+/** The most records the API takes in one batch. */
+export const BATCH_LIMIT = 1000;
+
+/** Options of `upsertMany`: those of any call, and how to split. */
+export type BatchOptions = RequestOptions & {
+  /** Records per request, 1 to 1,000 (default 1,000). */
+  batchSize?: number | undefined;
+  /** Called after each batch with the running totals. */
+  onProgress?: ((progress: { done: number; total: number; created: number; updated: number; failed: number }) => void) | undefined;
+};
+
+/**
+ * Any number of records through the batch endpoint, `batchSize` at a time, in
+ * order; one result per record. An item refused (422) or not stored (5xx) is
+ * in the results; a request that fails as a whole throws, after the batches
+ * before it were stored.
+ */
+async function upsertMany<T>(client: CommerceIngestClient, path: string, items: readonly unknown[], options: BatchOptions = {}): Promise<BatchResult<T>> {
+  const { batchSize = BATCH_LIMIT, onProgress, idempotencyKey, ...request } = options;
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > BATCH_LIMIT) throw new RangeError(`batchSize must be a whole number from 1 to ${BATCH_LIMIT}`);
+  const total: BatchResult<T> = { results: [], counts: { created: 0, updated: 0, failed: 0 } };
+  for (let start = 0; start < items.length; start += batchSize) {
+    const key = idempotencyKey === undefined ? undefined : `${idempotencyKey}:${start / batchSize}`;
+    const { data } = await client.request<BatchResult<T>>("POST", `${path}/batch`, { items: items.slice(start, start + batchSize) }, { ...request, idempotencyKey: key });
+    total.results.push(...data.results);
+    total.counts.created += data.counts.created;
+    total.counts.updated += data.counts.updated;
+    total.counts.failed += data.counts.failed;
+    onProgress?.({ done: total.results.length, total: items.length, ...total.counts });
+  }
+  return total;
 }
 
-/** `POST /orders` and `PATCH /orders/{external_id}`. */
+async function upsert<T>(client: CommerceIngestClient, path: string, body: unknown, options?: RequestOptions): Promise<UpsertResult<T>> {
+  const result = await client.request<T>("POST", path, body, options);
+  return { ...result, created: result.status === 201, stale: result.headers.get("x-stale-write") === "ignored" };
+}
+
+/** `POST /orders`, `PATCH /orders/{external_id}` and `GET /orders/{external_id}`. */
 export class Orders {
   constructor(private readonly client: CommerceIngestClient) {}
 
@@ -30,13 +68,23 @@ export class Orders {
     return upsert(this.client, `${storePath(storeId)}/orders`, order, options);
   }
 
+  /** Any number of orders through `POST /orders/batch`, 1,000 per request by default: one result per record, in order. */
+  upsertMany(storeId: number, orders: readonly OrderInput[], options?: BatchOptions): Promise<BatchResult<Order>> {
+    return upsertMany(this.client, `${storePath(storeId)}/orders`, orders, options);
+  }
+
   /** Changes statuses, tags (replaced) or metadata of an existing order. @throws NotFoundError */
   update(storeId: number, externalId: string, patch: OrderPatch, options?: RequestOptions): Promise<ApiResult<Order>> {
     return this.client.request("PATCH", `${storePath(storeId)}/orders/${idPath(externalId)}`, patch, options);
   }
+
+  /** The order as stored: placed_at, line items, metadata, its customer's key. @throws NotFoundError (`ORDER_NOT_FOUND`) */
+  retrieve(storeId: number, externalId: string, options?: RequestOptions): Promise<ApiResult<OrderRecord>> {
+    return this.client.request("GET", `${storePath(storeId)}/orders/${idPath(externalId)}`, undefined, options);
+  }
 }
 
-/** `POST /customers` and `DELETE /customers/{external_id}`. */
+/** `POST /customers`, `DELETE /customers/{external_id}` and `GET /customers/{external_id}`. */
 export class Customers {
   constructor(private readonly client: CommerceIngestClient) {}
 
@@ -45,13 +93,23 @@ export class Customers {
     return upsert(this.client, `${storePath(storeId)}/customers`, customer, options);
   }
 
+  /** Any number of customers through `POST /customers/batch`, 1,000 per request by default: one result per record, in order. */
+  upsertMany(storeId: number, customers: readonly CustomerInput[], options?: BatchOptions): Promise<BatchResult<Customer>> {
+    return upsertMany(this.client, `${storePath(storeId)}/customers`, customers, options);
+  }
+
   /** Erases a customer (privacy-law erasure). Succeeds also for an unknown or already erased one. */
   delete(storeId: number, externalId: string, options?: RequestOptions): Promise<ApiResult<null>> {
     return this.client.request("DELETE", `${storePath(storeId)}/customers/${idPath(externalId)}`, undefined, options);
   }
+
+  /** The customer as stored, with the E.164 phone its phone became. @throws NotFoundError (`CUSTOMER_NOT_FOUND`, also once erased) */
+  retrieve(storeId: number, externalId: string, options?: RequestOptions): Promise<ApiResult<CustomerRecord>> {
+    return this.client.request("GET", `${storePath(storeId)}/customers/${idPath(externalId)}`, undefined, options);
+  }
 }
 
-/** `POST /checkouts` and `PATCH /checkouts/{external_id}`. */
+/** `POST /checkouts`, `PATCH /checkouts/{external_id}` and `GET /checkouts/{external_id}`. */
 export class Checkouts {
   constructor(private readonly client: CommerceIngestClient) {}
 
@@ -60,19 +118,39 @@ export class Checkouts {
     return upsert(this.client, `${storePath(storeId)}/checkouts`, checkout, options);
   }
 
+  /** Any number of checkouts through `POST /checkouts/batch`, 1,000 per request by default: one result per record, in order. */
+  upsertMany(storeId: number, checkouts: readonly CheckoutInput[], options?: BatchOptions): Promise<BatchResult<Checkout>> {
+    return upsertMany(this.client, `${storePath(storeId)}/checkouts`, checkouts, options);
+  }
+
   /** Sets status (e.g. `recovered`), recovery URL, tags or metadata. @throws NotFoundError */
   update(storeId: number, externalId: string, patch: CheckoutPatch, options?: RequestOptions): Promise<ApiResult<Checkout>> {
     return this.client.request("PATCH", `${storePath(storeId)}/checkouts/${idPath(externalId)}`, patch, options);
   }
+
+  /** The checkout as stored. @throws NotFoundError (`CHECKOUT_NOT_FOUND`) */
+  retrieve(storeId: number, externalId: string, options?: RequestOptions): Promise<ApiResult<CheckoutRecord>> {
+    return this.client.request("GET", `${storePath(storeId)}/checkouts/${idPath(externalId)}`, undefined, options);
+  }
 }
 
-/** `POST /shipments`. */
+/** `POST /shipments` and `GET /shipments/{external_id}`. */
 export class Shipments {
   constructor(private readonly client: CommerceIngestClient) {}
 
   /** Creates or updates a shipment linked to the order named by `order_external_id`. @throws ValidationError when there is no such order */
   upsert(storeId: number, shipment: ShipmentInput, options?: RequestOptions): Promise<UpsertResult<Shipment>> {
     return upsert(this.client, `${storePath(storeId)}/shipments`, shipment, options);
+  }
+
+  /** Any number of shipments through `POST /shipments/batch`, 1,000 per request by default: one result per record, in order. */
+  upsertMany(storeId: number, shipments: readonly ShipmentInput[], options?: BatchOptions): Promise<BatchResult<Shipment>> {
+    return upsertMany(this.client, `${storePath(storeId)}/shipments`, shipments, options);
+  }
+
+  /** The shipment as stored, with its order's external_id. @throws NotFoundError (`SHIPMENT_NOT_FOUND`) */
+  retrieve(storeId: number, externalId: string, options?: RequestOptions): Promise<ApiResult<ShipmentRecord>> {
+    return this.client.request("GET", `${storePath(storeId)}/shipments/${idPath(externalId)}`, undefined, options);
   }
 }
 

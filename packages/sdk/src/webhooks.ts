@@ -1,8 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { WebhookMessage } from "@commerce-ingest/shared";
 import { CommerceIngestError } from "./errors.js";
-
-export type { WebhookMessage } from "@commerce-ingest/shared";
+import type { WebhookMessage } from "./types.js";
 
 export class WebhookVerificationError extends CommerceIngestError {
   override readonly name = "WebhookVerificationError";
@@ -45,4 +43,29 @@ export function verifyWebhook(
   const now = options.now ?? Math.floor(Date.now() / 1000);
   if (Math.abs(now - timestamp) > (options.toleranceSeconds ?? 300)) throw new WebhookVerificationError("Signature is too old");
   return JSON.parse(body) as WebhookMessage;
+}
+
+/** What `signWebhookForTest` gives: the body to send and the headers the service would send with it. */
+export type SignedWebhook = {
+  /** The JSON body, exactly as signed. */
+  body: string;
+  headers: { "Content-Type": "application/json"; "X-Message-Id": string; "X-Signature": string };
+};
+
+/**
+ * Signs a message as the service's messaging webhook does, for testing your
+ * receiver: post `body` with `headers` to it, and `verifyWebhook` accepts it.
+ *
+ * ```ts
+ * const { body, headers } = signWebhookForTest(message, process.env.MESSAGING_WEBHOOK_SECRET!);
+ * await fetch("http://localhost:4000/webhooks/messages", { method: "POST", body, headers });
+ * ```
+ */
+export function signWebhookForTest(payload: WebhookMessage | string, secret: string, options: { timestamp?: number } = {}): SignedWebhook {
+  const body = typeof payload === "string" ? payload : JSON.stringify(payload);
+  const timestamp = options.timestamp ?? Math.floor(Date.now() / 1000);
+  const signature = createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex");
+  const parsed = typeof payload === "string" ? (JSON.parse(payload) as { id?: unknown }) : payload;
+  const id = typeof parsed.id === "string" ? parsed.id : "";
+  return { body, headers: { "Content-Type": "application/json", "X-Message-Id": id, "X-Signature": `t=${timestamp},v1=${signature}` } };
 }

@@ -11,6 +11,7 @@ import {
   ServerError,
   TimeoutError,
   ValidationError,
+  type OrderPatch,
 } from "../src/index.js";
 import pg from "pg";
 import { startService } from "./server.js";
@@ -83,6 +84,79 @@ describe("every method against a running service", () => {
   });
 });
 
+describe("reading back, headers and strict handling against a running service", () => {
+  it("retrieve answers each stored record; a missing one is NotFoundError with its code", async () => {
+    await client.orders.upsert(tenant.storeId, { external_id: "rb-o1", placed_at: placedAt, total_price: 12.5, customer: { external_id: "rb-c1", phone: "(415) 555-2679" }, line_items: [{ sku: "A" }] });
+    await client.checkouts.upsert(tenant.storeId, { external_id: "rb-k1", abandoned_at: placedAt, total_price: 3, customer: { phone: "+14155552679" } });
+    await client.shipments.upsert(tenant.storeId, { external_id: "rb-s1", order_external_id: "rb-o1", status: "in_transit" });
+    const order = await client.orders.retrieve(tenant.storeId, "rb-o1");
+    expect(order.data).toMatchObject({ external_id: "rb-o1", total_price: "12.50", placed_at: "2026-11-22T10:00:00.000+00:00", customer_external_id: "rb-c1", line_items: [{ sku: "A" }] });
+    expect((await client.customers.retrieve(tenant.storeId, "rb-c1")).data.phone).toBe("+14155552679");
+    expect((await client.checkouts.retrieve(tenant.storeId, "rb-k1")).data).toMatchObject({ status: "abandoned", abandoned_at: "2026-11-22T10:00:00.000+00:00" });
+    expect((await client.store(tenant.storeId).shipments.retrieve("rb-s1")).data).toMatchObject({ order_external_id: "rb-o1", status: "in_transit" });
+    const missing = await client.customers.retrieve(tenant.storeId, "nobody").catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(NotFoundError);
+    expect(missing).toMatchObject({ code: "CUSTOMER_NOT_FOUND", body: { error: "Customer not found" } });
+  });
+
+  it("refuses unknown fields by default, and names them on the result when strict is off", async () => {
+    await client.orders.upsert(tenant.storeId, { external_id: "st-o1", placed_at: placedAt, total_price: 1, customer: { phone: "+14155552671" } });
+    const typo = { financial_staus: "refunded" } as unknown as OrderPatch;
+    const refused = await client.orders.update(tenant.storeId, "st-o1", typo).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ValidationError);
+    expect(refused).toMatchObject({ code: "VALIDATION_FAILED", details: [{ path: "financial_staus", message: "unknown field" }] });
+    const lenient = new CommerceIngestClient({ apiKey: tenant.apiKey, baseUrl: service.url, strict: false, logLevel: "off" });
+    const accepted = await lenient.orders.update(tenant.storeId, "st-o1", typo);
+    expect(accepted.ignoredFields).toEqual(["financial_staus"]);
+    expect((await client.orders.update(tenant.storeId, "st-o1", typo, { strict: false })).ignoredFields).toEqual(["financial_staus"]);
+  });
+
+  it("gives the answer's headers: rate limit and stale writes", async () => {
+    const first = await client.customers.upsert(tenant.storeId, { external_id: "hd-c1", phone: "+14155552671", source_updated_at: "2026-11-22T10:00:00Z" });
+    expect(Number(first.headers.get("ratelimit-remaining"))).toBeGreaterThan(0);
+    expect(first.stale).toBe(false);
+    const older = await client.customers.upsert(tenant.storeId, { external_id: "hd-c1", phone: "+14155552671", first_name: "Old", source_updated_at: "2026-11-21T10:00:00Z" });
+    expect(older).toMatchObject({ stale: true, created: false, data: { first_name: null } });
+  });
+
+  it("reports created: true for a create whose first answer was lost, through the Idempotency-Key", async () => {
+    let lost = 0;
+    const losing: typeof fetch = async (input, init) => {
+      const response = await fetch(input, init);
+      if (lost++ === 0) throw new TypeError("socket hang up");
+      return response;
+    };
+    const flaky = new CommerceIngestClient({ apiKey: tenant.apiKey, baseUrl: service.url, fetch: losing, logLevel: "off" });
+    const result = await flaky.orders.upsert(tenant.storeId, { external_id: "idem-o1", placed_at: placedAt, total_price: 1, customer: { phone: "+14155552671" } });
+    expect(lost).toBe(2);
+    expect(result).toMatchObject({ created: true, status: 201 });
+    expect(result.headers.get("idempotent-replayed")).toBe("true");
+  });
+});
+
+describe("upsertMany", () => {
+  it("sends any number of records in batches, in order, with progress and one result per record", async () => {
+    const progress: number[] = [];
+    const orders = Array.from({ length: 5 }, (_, i) => ({ external_id: `many-${i}`, placed_at: placedAt, total_price: i + 1, customer: { phone: "+14155552671" } }));
+    orders[3] = { ...orders[3], placed_at: "not a time" } as (typeof orders)[number];
+    const result = await client.orders.upsertMany(tenant.storeId, orders, { batchSize: 2, onProgress: ({ done }) => progress.push(done) });
+    expect(progress).toEqual([2, 4, 5]);
+    expect(result.counts).toEqual({ created: 4, updated: 0, failed: 1 });
+    expect(result.results.map((r) => [r.external_id, r.status])).toEqual([
+      ["many-0", 201],
+      ["many-1", 201],
+      ["many-2", 201],
+      ["many-3", 422],
+      ["many-4", 201],
+    ]);
+    expect(result.results[3]?.details).toEqual([{ path: "placed_at", message: expect.any(String) }]);
+    expect(result.results[4]?.record?.total_price).toBe("5.00");
+    const again = await client.store(tenant.storeId).orders.upsertMany(orders.filter((_, i) => i !== 3));
+    expect(again.counts).toEqual({ created: 0, updated: 4, failed: 0 });
+    await expect(client.orders.upsertMany(tenant.storeId, orders, { batchSize: 1001 })).rejects.toThrow(RangeError);
+  });
+});
+
 describe("each error class from a real response", () => {
   it("AuthenticationError for an unknown key", async () => {
     const bad = new CommerceIngestClient({ apiKey: "AAAAAAAAAAAAAAAAAAAAAAAA", baseUrl: service.url });
@@ -103,7 +177,8 @@ describe("each error class from a real response", () => {
     expect(order).toBeInstanceOf(NotFoundError);
     expect(order).toMatchObject({ status: 404, message: "Order not found" });
     const store = await client.customers.upsert(99999999, { phone: "+14155552671" }).catch((e: unknown) => e);
-    expect(store).toMatchObject({ status: 404, message: "Store not found or paused" });
+    expect(store).toMatchObject({ status: 404, message: "Store not found or paused", code: "STORE_NOT_FOUND" });
+    expect(order).toMatchObject({ code: "ORDER_NOT_FOUND", body: { error: "Order not found" } });
   });
 
   it("ValidationError with the field details, never retried", async () => {

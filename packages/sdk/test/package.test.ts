@@ -24,26 +24,32 @@ const wrong: OrderInput = { ...order, total_price: "1" };
 void wrong;
 `;
 
+/** The tarball `pnpm publish` would upload (workspace and catalog versions resolved). */
+async function pack(work: string): Promise<string> {
+  const { stdout } = await run("pnpm", ["pack", "--pack-destination", work], { cwd: sdkDir });
+  const tarball = stdout.trim().split("\n").pop() ?? "";
+  expect(fs.existsSync(tarball)).toBe(true);
+  return tarball;
+}
+
 /**
  * The packed tarball, unpacked into a project outside the workspace as npm
- * would install it, its dependencies linked from the workspace: no registry,
- * no network, and only the files the package really ships.
+ * would install it: no registry, no network, only the files the package
+ * really ships, and nothing else in node_modules (it has no dependency).
  */
 async function installPacked(work: string): Promise<string> {
-  const { stdout } = await run("npm", ["pack", "--silent", "--pack-destination", work], { cwd: sdkDir });
-  const tarball = path.join(work, stdout.trim().split("\n").pop() ?? "");
-  expect(fs.existsSync(tarball)).toBe(true);
+  const tarball = await pack(work);
   const project = path.join(work, "consumer");
   const installed = path.join(project, "node_modules/@commerce-ingest/sdk");
   fs.mkdirSync(installed, { recursive: true });
   fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true }));
   await run("tar", ["-xzf", tarball, "-C", installed, "--strip-components=1"]);
-  const manifest = JSON.parse(fs.readFileSync(path.join(installed, "package.json"), "utf8")) as { dependencies?: Record<string, string> };
-  for (const dependency of Object.keys(manifest.dependencies ?? {})) {
-    const target = path.join(project, "node_modules", dependency);
-    fs.mkdirSync(path.dirname(target), { recursive: true });
-    fs.symlinkSync(fs.realpathSync(path.join(sdkDir, "node_modules", dependency)), target, "dir");
-  }
+  const manifest = JSON.parse(fs.readFileSync(path.join(installed, "package.json"), "utf8")) as Record<string, unknown>;
+  expect({ dependencies: manifest.dependencies, peerDependencies: manifest.peerDependencies, optionalDependencies: manifest.optionalDependencies }).toEqual({
+    dependencies: undefined,
+    peerDependencies: undefined,
+    optionalDependencies: undefined,
+  });
   return project;
 }
 
@@ -52,7 +58,7 @@ describe("the packed SDK in a project outside the workspace", () => {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), "sdk-consumer-"));
     const project = await installPacked(work);
     const shipped = fs.readdirSync(path.join(project, "node_modules/@commerce-ingest/sdk")).sort();
-    expect(shipped).toEqual(["README.md", "dist", "package.json"]);
+    expect(shipped).toEqual(["CHANGELOG.md", "README.md", "dist", "package.json"]);
 
     fs.writeFileSync(
       path.join(project, "esm.mjs"),
@@ -72,9 +78,31 @@ client.orders.update(1, "x", {}).catch((e) => console.log(JSON.stringify({ kind:
     const cjs = await run(process.execPath, ["cjs.cjs"], { cwd: project });
     expect(JSON.parse(cjs.stdout)).toEqual({ kind: "cjs", error: "ConnectionError", isConnection: true });
 
-    fs.writeFileSync(path.join(project, "check.mts"), `import { CommerceIngestClient, type Order, type OrderInput, type UpsertResult } from "@commerce-ingest/sdk";\n${usage}`);
-    fs.writeFileSync(path.join(project, "check.cts"), `import { CommerceIngestClient, type Order, type OrderInput, type UpsertResult } from "@commerce-ingest/sdk";\n${usage}`);
-    const flags = ["--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022", "--types", "node", "--typeRoots", path.resolve(sdkDir, "node_modules/@types")];
-    await run(process.execPath, [tsc, ...flags, "check.mts", "check.cts"], { cwd: project });
+    expect(fs.readdirSync(path.join(project, "node_modules"))).toEqual(["@commerce-ingest"]);
+  });
+
+  it("type-checks in a fresh app with NodeNext, and with CommonJS and Node10 resolution, without zod", { timeout: 120_000 }, async () => {
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), "sdk-types-"));
+    const project = await installPacked(work);
+    const source = `import { CommerceIngestClient, type Order, type OrderInput, type UpsertResult } from "@commerce-ingest/sdk";\n${usage}`;
+    fs.writeFileSync(path.join(project, "check.mts"), source);
+    fs.writeFileSync(path.join(project, "check.cts"), source);
+    fs.writeFileSync(path.join(project, "check.ts"), source);
+    // Without lib checks skipped: the SDK's own declaration files must compile too.
+    const common = ["--noEmit", "--strict", "--target", "es2022", "--types", "node", "--typeRoots", path.resolve(sdkDir, "node_modules/@types")];
+    await run(process.execPath, [tsc, ...common, "--module", "nodenext", "--moduleResolution", "nodenext", "check.mts", "check.cts"], { cwd: project });
+    await run(process.execPath, [tsc, ...common, "--module", "commonjs", "--moduleResolution", "node10", "--esModuleInterop", "check.ts"], { cwd: project });
+    const declarations = fs.readFileSync(path.join(project, "node_modules/@commerce-ingest/sdk/dist/index.d.ts"), "utf8");
+    expect(declarations).not.toMatch(/from ["'](zod|@commerce-ingest\/shared)/);
+  });
+
+  it("is ready to publish: npm publish --dry-run of the packed tarball", { timeout: 120_000 }, async () => {
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), "sdk-publish-"));
+    const tarball = await pack(work);
+    const { stdout, stderr } = await run("npm", ["publish", "--dry-run", "--access", "public", tarball], { cwd: work });
+    const { version } = JSON.parse(fs.readFileSync(path.join(sdkDir, "package.json"), "utf8")) as { version: string };
+    expect(`${stdout}${stderr}`).toContain(`+ @commerce-ingest/sdk@${version}`);
+    // Versions are made by Changesets, which writes the changelog entry of each.
+    expect(fs.readFileSync(path.join(sdkDir, "CHANGELOG.md"), "utf8")).toContain(`\n## ${version}\n`);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AbortError, CommerceIngestClient, RateLimitError, ServerError, TimeoutError, ValidationError } from "../src/index.js";
+import { AbortError, CommerceIngestClient, RateLimitError, ServerError, TimeoutError, ValidationError, type ClientOptions, type RetryInfo } from "../src/index.js";
 
 type Call = { url: string; init: RequestInit };
 
@@ -25,8 +25,15 @@ function scriptedFetch(script: Array<{ status: number; body?: unknown; headers?:
 
 const customer = { phone: "+14155552671" };
 const ok = { status: 200, body: { external_id: "+14155552671" } };
-const client = (fetchImpl: typeof fetch, options: { maxRetries?: number; timeout?: number } = {}) =>
-  new CommerceIngestClient({ apiKey: "k".repeat(24), baseUrl: "http://api.test", fetch: fetchImpl, ...options });
+const client = (fetchImpl: typeof fetch, options: ClientOptions = {}) =>
+  new CommerceIngestClient({ apiKey: "k".repeat(24), baseUrl: "http://api.test", fetch: fetchImpl, logLevel: "off", ...options });
+
+/** A logger that keeps what it is given. */
+function recordingLogger() {
+  const lines: Array<{ level: string; message: string; fields: Record<string, unknown> | undefined }> = [];
+  const at = (level: string) => (message: string, fields?: Record<string, unknown>) => void lines.push({ level, message, fields });
+  return { lines, logger: { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") } };
+}
 
 describe("retries", () => {
   it("waits the Retry-After of a 429, then succeeds", async () => {
@@ -119,5 +126,68 @@ describe("retries", () => {
       delete process.env.COMMERCE_INGEST_BASE_URL;
     }
     expect(() => new CommerceIngestClient()).toThrow(/No API key/);
+  });
+});
+
+describe("what the client tells", () => {
+  it("calls onRetry before each wait, with the status and the wait", async () => {
+    const scripted = scriptedFetch([{ status: 429, body: { error: "Rate limit exceeded" }, headers: { "Retry-After": "0" } }, { status: 503, body: { error: "Service unavailable" }, headers: { "Retry-After": "0" } }, ok]);
+    const retries: RetryInfo[] = [];
+    await client(scripted.fetch, { onRetry: (info) => retries.push(info) }).customers.upsert(1, customer, { requestId: "req-1" });
+    expect(retries.map(({ retry, status, waitMs, requestId, method, path, error }) => ({ retry, status, waitMs, requestId, method, path, error: error.name }))).toEqual([
+      { retry: 1, status: 429, waitMs: 0, requestId: "req-1", method: "POST", path: "/api/v1/stores/1/customers", error: "RateLimitError" },
+      { retry: 2, status: 503, waitMs: 0, requestId: "req-1", method: "POST", path: "/api/v1/stores/1/customers", error: "ServerError" },
+    ]);
+  });
+
+  it("logs each request and answer at debug, each retry and its wait at warn, and nothing below its level", async () => {
+    const scripted = scriptedFetch([{ status: 503, body: { error: "Service unavailable" }, headers: { "Retry-After": "0" } }, ok]);
+    const debug = recordingLogger();
+    await client(scripted.fetch, { logLevel: "debug", logger: debug.logger }).customers.upsert(1, customer, { requestId: "req-2" });
+    expect(debug.lines.map(({ level, message, fields }) => [level, message, fields?.status ?? fields?.attempt, fields?.waitMs])).toEqual([
+      ["debug", "commerce-ingest: request", 1, undefined],
+      ["debug", "commerce-ingest: response", 503, undefined],
+      ["warn", "commerce-ingest: retrying", 503, 0],
+      ["debug", "commerce-ingest: request", 2, undefined],
+      ["debug", "commerce-ingest: response", 200, undefined],
+    ]);
+    const quiet = recordingLogger();
+    await client(scriptedFetch([ok]).fetch, { logLevel: "warn", logger: quiet.logger }).customers.upsert(1, customer);
+    expect(quiet.lines).toEqual([]);
+  });
+
+  it("takes its log level from COMMERCE_INGEST_LOG", async () => {
+    const previous = process.env.COMMERCE_INGEST_LOG;
+    process.env.COMMERCE_INGEST_LOG = "debug";
+    try {
+      const recorded = recordingLogger();
+      const viaEnv = new CommerceIngestClient({ apiKey: "k".repeat(24), baseUrl: "http://api.test", fetch: scriptedFetch([ok]).fetch, logger: recorded.logger });
+      await viaEnv.customers.upsert(1, customer);
+      expect(recorded.lines.map((line) => line.level)).toEqual(["debug", "debug"]);
+    } finally {
+      if (previous === undefined) delete process.env.COMMERCE_INGEST_LOG;
+      else process.env.COMMERCE_INGEST_LOG = previous;
+    }
+  });
+
+  it("sends one Idempotency-Key per write, the same on its retries, none on reads; strict unless told otherwise", async () => {
+    const scripted = scriptedFetch([{ status: 503, body: { error: "Service unavailable" }, headers: { "Retry-After": "0" } }, ok]);
+    const c = client(scripted.fetch);
+    await c.customers.upsert(1, customer);
+    await c.customers.upsert(1, customer, { idempotencyKey: "mine-1", strict: false });
+    await c.orders.retrieve(1, "o1");
+    const sent = scripted.calls.map((call) => new Headers(call.init.headers));
+    const keys = sent.map((headers) => headers.get("idempotency-key"));
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[1]).toBe(keys[0]);
+    expect(keys.slice(2)).toEqual(["mine-1", null]);
+    expect(sent.map((headers) => headers.get("prefer"))).toEqual(["handling=strict", "handling=strict", null, null]);
+  });
+
+  it("exposes the contract's code and a typed body, also for a body that is not the API's", async () => {
+    const proxy = scriptedFetch([{ status: 502, body: "<html>Bad gateway</html>" }]);
+    const error = await client(proxy.fetch, { maxRetries: 0 }).customers.upsert(1, customer).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ServerError);
+    expect(error).toMatchObject({ code: "UNKNOWN", body: { error: "HTTP 502" }, details: [] });
   });
 });

@@ -1,6 +1,6 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { verifyWebhook, WebhookVerificationError } from "../src/index.js";
+import { signWebhookForTest, verifyWebhook, WebhookVerificationError, type WebhookMessage } from "../src/index.js";
 
 const secret = "whsec_0123456789abcdef";
 const body = JSON.stringify({ id: "m1", store_id: 1, flow: "post_purchase", to: "+14155552671", content: {}, created_at: "2026-11-22T09:30:00.000+00:00" });
@@ -21,5 +21,31 @@ describe("verifyWebhook", () => {
     ["an old signature", sign(now - 301)],
   ])("refuses %s", (_name, header) => {
     expect(() => verifyWebhook(body, header, secret, { now })).toThrow(WebhookVerificationError);
+  });
+});
+
+describe("signWebhookForTest", () => {
+  const message: WebhookMessage = {
+    id: "m2",
+    store_id: 1,
+    flow: "shipping_notification",
+    to: "+14155552671",
+    content: {
+      template: "shipping_notification",
+      first_name: "Ada",
+      order: { external_id: "1001" },
+      shipment: { external_id: "s1", status: "in_transit", carrier: "UPS", tracking_number: "1Z999", tracking_url: "https://ups.example/1Z999" },
+    },
+    created_at: "2026-11-22T09:30:00.000+00:00",
+  };
+
+  it("signs as the service does: verifyWebhook accepts it and gives the typed message back", () => {
+    const { body: signed, headers } = signWebhookForTest(message, secret, { timestamp: now });
+    expect(headers).toEqual({ "Content-Type": "application/json", "X-Message-Id": "m2", "X-Signature": sign(now, signed) });
+    const received = verifyWebhook(signed, headers["X-Signature"], secret, { now });
+    // The union narrows on `flow`: the content's fields are typed per flow.
+    const tracking = received.flow === "shipping_notification" ? received.content.shipment.tracking_number : undefined;
+    expect(tracking).toBe("1Z999");
+    expect(() => verifyWebhook(signed, signWebhookForTest(message, "whsec_other_secret_000").headers["X-Signature"], secret)).toThrow(WebhookVerificationError);
   });
 });

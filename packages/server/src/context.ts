@@ -1,4 +1,5 @@
 import type { AccountSettings, SignInLimiters } from "./auth/member.service.js";
+import type { AccessCache } from "./auth/access-cache.js";
 import type { RateLimiter } from "./auth/rate-limit.js";
 import type { Db } from "./db/types.js";
 import type { AppError } from "./errors.js";
@@ -14,6 +15,8 @@ export type Services = {
   db: Db;
   logger: Logger;
   rateLimiter: RateLimiter;
+  /** Key and store lookups remembered in this process, forgotten at once on any change (see AccessCache). */
+  accessCache?: AccessCache;
   /** Failed authentications per address: an address that keeps failing is slowed to 429s. */
   authFailures?: RateLimiter;
   adminToken: string;
@@ -50,6 +53,8 @@ export type Context = Services & {
   rawBody: Record<string, unknown> | undefined;
   /** `X-Backfill`: historical data, stored without triggering automations. */
   backfill: boolean;
+  /** `Prefer: handling=strict`: fields the API does not know are refused rather than ignored. */
+  strict: boolean;
   /**
    * Set by procedures as they go: the success status (201 on create, 204 on
    * delete), and the store and key a request was authorized for (for the
@@ -65,7 +70,7 @@ export type Context = Services & {
 /** Builds a context without HTTP: tests and the adapters all come through here. */
 export function createContextInner(
   services: Services,
-  request: { requestId?: string; authorization?: string; address?: string | undefined; bodyProblem?: AppError | undefined; rawBody?: Record<string, unknown> | undefined; backfill?: boolean; http?: ConsoleHttp; idempotency?: IdempotencyRequest | undefined } = {},
+  request: { requestId?: string; authorization?: string; address?: string | undefined; strict?: boolean; bodyProblem?: AppError | undefined; rawBody?: Record<string, unknown> | undefined; backfill?: boolean; http?: ConsoleHttp; idempotency?: IdempotencyRequest | undefined } = {},
 ): Context {
   return {
     ...services,
@@ -75,6 +80,7 @@ export function createContextInner(
     bodyProblem: request.bodyProblem,
     rawBody: request.rawBody,
     backfill: request.backfill ?? false,
+    strict: request.strict ?? false,
     response: { status: 200 },
     ...(request.http ? { http: request.http } : {}),
     ...(request.idempotency ? { idempotency: request.idempotency } : {}),

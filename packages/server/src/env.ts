@@ -25,6 +25,8 @@ const envSchema = z.object({
     .optional(),
   ADMIN_REMOTE: bool.default(false),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** Unset: pretty in a terminal, JSON lines otherwise. */
+  LOG_FORMAT: z.enum(["json", "pretty"]).optional(),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
   RATE_LIMIT_REQUESTS: z.coerce.number().int().min(0).default(1000),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(10),
@@ -32,6 +34,8 @@ const envSchema = z.object({
   SEED_DEMO: bool.default(true),
   RUN_WORKER: bool.default(true),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /** Server processes sharing the port (PostgreSQL only): more cores for the API. */
+  CLUSTER_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   WORKER_POLL_MS: z.coerce.number().int().min(10).default(500),
   JOB_LEASE_SECONDS: z.coerce.number().int().min(1).default(60),
   JOB_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(8),
@@ -70,6 +74,10 @@ export type Env = {
   /** Whether the operator API and /metrics answer callers other than this machine. */
   adminRemote: boolean;
   logLevel: z.infer<typeof envSchema>["LOG_LEVEL"];
+  /** Server processes to run on the one port; 1: this process serves. */
+  clusterWorkers: number;
+  /** JSON lines for machines; pretty for a person at a terminal. */
+  logFormat: "json" | "pretty";
   bodyLimitBytes: number;
   rateLimit: { requests: number; windowSeconds: number };
   shutdownTimeoutMs: number;
@@ -104,6 +112,11 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
       `Invalid configuration:\n  MESSAGING_WEBHOOK_TIMEOUT_MS: with DATABASE_CONNECT_TIMEOUT_MS, must be shorter than JOB_LEASE_SECONDS (${env.JOB_LEASE_SECONDS} s), or a second worker would deliver while the first still waits`,
     );
   }
+  if (env.CLUSTER_WORKERS > 1 && !env.DATABASE_URL) {
+    throw new Error(
+      "Invalid configuration:\n  CLUSTER_WORKERS: more than one server process needs PostgreSQL (DATABASE_URL); the embedded database belongs to one process",
+    );
+  }
   if (env.DATABASE_URL && env.RUN_WORKER && env.WORKER_CONCURRENCY >= env.DATABASE_POOL_SIZE) {
     throw new Error(
       `Invalid configuration:\n  WORKER_CONCURRENCY: must be below DATABASE_POOL_SIZE (${env.DATABASE_POOL_SIZE}) when the worker runs in the server, or it could take every connection from the requests`,
@@ -126,6 +139,8 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
     adminToken: env.ADMIN_TOKEN,
     adminRemote: env.ADMIN_REMOTE,
     logLevel: env.LOG_LEVEL,
+    clusterWorkers: env.CLUSTER_WORKERS,
+    logFormat: env.LOG_FORMAT ?? (process.stdout.isTTY ? "pretty" : "json"),
     bodyLimitBytes: env.BODY_LIMIT_BYTES,
     rateLimit: { requests: env.RATE_LIMIT_REQUESTS, windowSeconds: env.RATE_LIMIT_WINDOW_SECONDS },
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,

@@ -1,15 +1,22 @@
 import { pino, type Logger } from "pino";
+import pretty from "pino-pretty";
 
 export type { Logger };
 
-/** JSON lines on stdout. Nothing here ever logs a key, an Authorization header or a body. */
-export function createLogger(level: string): Logger {
-  return pino({
+/**
+ * Logs on stdout: JSON lines (for machines and log collectors), or readable,
+ * coloured lines for a person at a terminal. Nothing here ever logs a key, an
+ * Authorization header or a body.
+ */
+export function createLogger(level: string, format: "json" | "pretty" = "json"): Logger {
+  const options = {
     level,
     base: { service: "commerce-ingest" },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: ["authorization", "*.authorization", "headers.authorization", "key"], censor: "[redacted]" },
-  });
+  };
+  // In the process itself (no worker thread): a terminal's pace is not a production load.
+  return format === "pretty" ? pino(options, pretty({ colorize: true, ignore: "pid,hostname,service", translateTime: "SYS:HH:MM:ss.l", singleLine: true })) : pino(options);
 }
 
 /**

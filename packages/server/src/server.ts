@@ -2,7 +2,8 @@ import type { AddressInfo } from "node:net";
 import { resolveAdminToken } from "./admin-token.js";
 import { providerFromEnv, startWorker, type Worker } from "./automations/index.js";
 import { createSignInLimiters, INVITATION_DAYS, type AccountSettings } from "./auth/member.service.js";
-import { AUTH_FAILURE_LIMIT, createRateLimiter } from "./auth/rate-limit.js";
+import { AccessCache, startAccessSync } from "./auth/access-cache.js";
+import { AUTH_FAILURE_LIMIT, createLeasedRateLimiter, createRateLimiter } from "./auth/rate-limit.js";
 import { startRequestLog } from "./modules/requests/request-log.service.js";
 import { openDatabase, type DatabaseHandle } from "./db/index.js";
 import { migrateToLatest } from "./db/migrate.js";
@@ -46,17 +47,21 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
       invitationSeconds: INVITATION_DAYS * 24 * 3600,
     };
     const requestLog = startRequestLog(database.db, logger, env.console.requestLogSeconds);
+    const accessCache = new AccessCache();
+    const stopAccessSync = await startAccessSync(database, accessCache, logger);
     const app = createApp(
       {
         db: database.db,
         logger,
-        rateLimiter: createRateLimiter(env.rateLimit, database.pool),
+        // Shared by every process through PostgreSQL, leased in chunks so a push is not a counter write.
+        rateLimiter: database.pool ? createLeasedRateLimiter(createRateLimiter(env.rateLimit, database.pool)) : createRateLimiter(env.rateLimit, undefined),
+        accessCache,
         adminToken,
         adminRemote: env.adminRemote,
         authFailures: createRateLimiter(AUTH_FAILURE_LIMIT, database.pool, "auth-failures"),
         accounts: { settings, limiters: createSignInLimiters(database.pool), cookieSecure: env.console.cookieSecure },
         requestLog,
-        metrics: createMetrics(database.db, database.pool),
+        metrics: createMetrics(database.db, database.pool, accessCache),
         afterWrite: () => worker?.nudge(),
       },
       { bodyLimitBytes: env.bodyLimitBytes, consoleDir: env.console.dir, requestDeadlineMs: env.requestDeadlineMs },
@@ -88,6 +93,7 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
         clearTimeout(timer);
         await worker?.stop();
         await requestLog.close();
+        await stopAccessSync();
         await database.close();
         logger.info("stopped");
       })();

@@ -17,6 +17,10 @@ export type ProcedureContract = {
   errors: readonly ErrorCode[];
   /** The JSON body it reads (validated by the procedure itself, once, with the store's phone rules). */
   body?: z.ZodType;
+  /** A realistic body the live service accepts: the document's example, pre-filled by /docs' "Try it out". */
+  example?: object;
+  /** A batch: the rate limit counts its records (`items`), not the request. */
+  batch?: boolean;
 };
 
 export type Meta = OpenApiMeta & { contract?: ProcedureContract };

@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { sql } from "kysely";
 import pg from "pg";
+import { AccessCache, startAccessSync } from "../src/auth/access-cache.js";
 import { createSignInLimiters, type AccountSettings, type SIGN_IN_LIMITS } from "../src/auth/member.service.js";
 import { createRateLimiter, type RateLimitOptions } from "../src/auth/rate-limit.js";
 import { startRequestLog } from "../src/modules/requests/request-log.service.js";
@@ -119,11 +120,15 @@ export async function startTestServer(
   }
   const settings: AccountSettings = { publicUrl: "", sessionIdleSeconds: 3600, sessionMaxSeconds: 24 * 3600, invitationSeconds: 7 * 24 * 3600, ...options.accounts };
   const requestLog = startRequestLog(handle.db, logger, 7 * 24 * 3600);
+  // As in production: key lookups cached, forgotten on every change to keys and stores.
+  const accessCache = new AccessCache();
+  const stopAccessSync = await startAccessSync(handle, accessCache);
   const app = createApp(
     {
       db: handle.db,
       logger,
       rateLimiter: createRateLimiter(options.rateLimit ?? { requests: 0, windowSeconds: 1 }, handle.pool),
+      accessCache,
       adminToken: ADMIN_TOKEN,
       ...(options.authFailureLimit ? { authFailures: createRateLimiter(options.authFailureLimit, handle.pool, "auth-failures") } : {}),
       accounts: { settings, limiters: createSignInLimiters(handle.pool, options.signInLimits), cookieSecure: false },
@@ -177,6 +182,7 @@ export async function startTestServer(
     async close() {
       await worker?.stop();
       await requestLog.close();
+      await stopAccessSync();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       if (created) await created.drop();

@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
@@ -76,6 +76,69 @@ describe.runIf(testDb === "embedded")("first start on the embedded database", ()
   });
 });
 
+describe.runIf(testDb === "embedded")("logs", () => {
+  it("are JSON lines when the output is not a terminal, and readable lines with LOG_FORMAT=pretty", async () => {
+    const json = await startServer({ DATA_DIR: tempDir(), SEED_DEMO: "false" });
+    const listening = json.stdout().split("\n").find((line) => line.includes("listening")) ?? "";
+    expect(JSON.parse(listening)).toMatchObject({ level: 30, msg: "listening", url: json.url });
+
+    const child = spawn(process.execPath, [distFile("main.js")], { env: { PATH: process.env.PATH ?? "", PORT: "0", DATA_DIR: tempDir(), SEED_DEMO: "false", LOG_FORMAT: "pretty" } });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    try {
+      await expect.poll(() => out, { timeout: 30_000 }).toContain("listening");
+      const line = out.split("\n").find((text) => text.includes("listening")) ?? "";
+      // "[09:30:05.123] INFO: listening {"url":...}", in colour: no JSON object per line.
+      const plain = line.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g"), "");
+      expect(plain).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: listening .*http:\/\/127\.0\.0\.1:\d+/);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+});
+
+describe.runIf(testDb === "postgres")("CLUSTER_WORKERS", () => {
+  it("runs that many server processes on one port, replaces one that dies, and stops them all on SIGTERM", async () => {
+    const database = await createTestDatabase();
+    try {
+      const cluster = await startServer({ DATA_DIR: tempDir(), DATABASE_URL: database.url ?? "", SEED_DEMO: "false", CLUSTER_WORKERS: "2", ADMIN_TOKEN: "cluster-test-admin-token-0123456789" });
+      const children = () => {
+        const all = fs.readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+        return all.filter((pid) => {
+          try {
+            return fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ")[1] === String(cluster.child.pid);
+          } catch {
+            return false;
+          }
+        });
+      };
+      await expect.poll(() => children().length, { timeout: 30_000 }).toBe(2);
+      const team = await operator(cluster.url, "cluster-test-admin-token-0123456789", "POST", "/admin/v1/teams", { name: "Cluster" });
+      const store = await operator(cluster.url, "cluster-test-admin-token-0123456789", "POST", "/admin/v1/stores", { team_id: team.id, name: "Cluster" });
+      const key = await operator(cluster.url, "cluster-test-admin-token-0123456789", "POST", "/admin/v1/keys", { team_id: team.id, name: "k" });
+      const statuses = await Promise.all(Array.from({ length: 40 }, (_, i) => upsertCustomer(cluster.url, store.id, key.key, `cluster-${i}`)));
+      expect(statuses.every((status) => status === 201)).toBe(true);
+
+      const [first] = children();
+      process.kill(Number(first), "SIGKILL");
+      await expect.poll(() => children().length === 2 && !children().includes(first ?? ""), { timeout: 30_000 }).toBe(true);
+      expect(await upsertCustomer(cluster.url, store.id, key.key, "cluster-after")).toBe(201);
+
+      cluster.child.kill("SIGTERM");
+      expect(await cluster.exited).toBe(0);
+      expect(children()).toEqual([]);
+    } finally {
+      await database.drop();
+    }
+  });
+
+  it("refuses to start on the embedded database", async () => {
+    const failure = await run(process.execPath, [distFile("main.js")], { env: { PATH: process.env.PATH ?? "", DATA_DIR: tempDir(), CLUSTER_WORKERS: "2" } }).catch((error: { code: number; stderr: string; stdout: string }) => error);
+    expect(failure).toMatchObject({ code: 1 });
+    expect(`${(failure as { stdout: string }).stdout}${(failure as { stderr: string }).stderr}`).toContain("CLUSTER_WORKERS: more than one server process needs PostgreSQL");
+  });
+});
+
 describe.runIf(onceAcrossDatabases)("graceful shutdown", () => {
   it("SIGTERM stops accepting, lets a request in flight finish, and exits 0", async () => {
     const database = testDb === "postgres" ? await createTestDatabase() : undefined;
@@ -149,6 +212,15 @@ describe.runIf(onceAcrossDatabases)("the admin command line", () => {
     expect(JSON.stringify(listed)).not.toContain(String(key.key));
 
     expect(await upsertCustomer(serverB.url, store.id, key.key, "cli-1")).toBe(201);
+    // Activity: a table for people by default, JSON with --json.
+    const table = await run(process.execPath, [adminJs, "activity", "--store", String(store.id)], { env: { PATH: process.env.PATH ?? "", ...cli } });
+    const lines = table.stdout.split("\n");
+    expect(lines[0]).toBe("Automation runs (1)");
+    expect(lines[1]).toMatch(/^RUN +FLOW +RECORD +STATUS +TRIES +DUE +FINISHED +ERROR$/);
+    expect(lines[3]).toMatch(/^\d+ +contact_sync +customer cli-1 +(pending|running|succeeded) +\d +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d/);
+    expect(table.stdout).toMatch(/\nMessages \(\d\)\nMESSAGE +RUN +FLOW +TO +STATUS +PROVIDER +SENT\n/);
+    const json = await admin(["activity", "--store", String(store.id), "--json"], cli);
+    expect(json.runs).toEqual([expect.objectContaining({ flow: "contact_sync", record_type: "customer", record_external_id: "cli-1" })]);
     await admin(["store", "pause", String(store.id)], cli);
     expect(await upsertCustomer(serverB.url, store.id, key.key, "cli-1")).toBe(404);
     await admin(["store", "resume", String(store.id)], cli);
@@ -157,6 +229,30 @@ describe.runIf(onceAcrossDatabases)("the admin command line", () => {
     expect(await admin(["key", "delete", String(key.id)], cli)).toEqual({ ok: true });
     expect(await upsertCustomer(serverB.url, store.id, key.key, "cli-1")).toBe(401);
     expect((await admin(["key", "list", "--team", String(team.id)], cli)).data).toHaveLength(0);
+  });
+
+  it.runIf(testDb === "postgres")("a key deleted or a store paused through one process is refused at once by another whose cache is warm", async () => {
+    database ??= await createTestDatabase();
+    const env = { DATA_DIR: tempDir(), DATABASE_URL: database.url ?? "", ADMIN_TOKEN: "cache-test-admin-token-0123456789" };
+    const [serverA, serverB] = [await startServer({ ...env, SEED_DEMO: "false" }), await startServer({ ...env, SEED_DEMO: "false" })];
+    const cacheHits = async () => {
+      const metrics = await (await fetch(`${serverB.url}/metrics`, { headers: { Authorization: `Bearer ${env.ADMIN_TOKEN}` } })).text();
+      return Number(/access_cache_lookups_total\{result="hit"\} (\d+)/.exec(metrics)?.[1] ?? 0);
+    };
+    const team = await operator(serverA.url, env.ADMIN_TOKEN, "POST", "/admin/v1/teams", { name: "Cache" });
+    const store = await operator(serverA.url, env.ADMIN_TOKEN, "POST", "/admin/v1/stores", { team_id: team.id, name: "Cached" });
+    for (let round = 0; round < 10; round++) {
+      const key = await operator(serverA.url, env.ADMIN_TOKEN, "POST", "/admin/v1/keys", { team_id: team.id, name: `k${round}` });
+      const before = await cacheHits();
+      for (let i = 0; i < 3; i++) expect(await upsertCustomer(serverB.url, store.id, key.key, "warm")).toBeLessThan(300);
+      expect(await cacheHits()).toBeGreaterThanOrEqual(before + 2);
+      await operator(serverA.url, env.ADMIN_TOKEN, "DELETE", `/admin/v1/keys/${String(key.id)}`);
+      expect(await upsertCustomer(serverB.url, store.id, key.key, "warm")).toBe(401);
+    }
+    const key = await operator(serverA.url, env.ADMIN_TOKEN, "POST", "/admin/v1/keys", { team_id: team.id, name: "pause" });
+    expect(await upsertCustomer(serverB.url, store.id, key.key, "warm")).toBe(200);
+    await operator(serverA.url, env.ADMIN_TOKEN, "PATCH", `/admin/v1/stores/${String(store.id)}`, { paused: true });
+    expect(await upsertCustomer(serverB.url, store.id, key.key, "warm")).toBe(404);
   });
 
   it("exits 2 with usage on a bad command, and 1 with the API's message on a refused call", async () => {

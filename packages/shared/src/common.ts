@@ -42,29 +42,92 @@ export const timestampSchema = z.iso
  * `X-Stale-Write: ignored`), so webhooks that arrive out of order do no harm.
  */
 export const sourceUpdatedAtSchema = timestampSchema.meta({
-  description: "When your shop last changed this record (ISO 8601 with a zone). A write older than the stored one is not applied: 200 with the stored record and `X-Stale-Write: ignored`.",
+  description:
+    "When your shop last changed this record: ISO 8601 with `Z` or a numeric offset (a time without a zone is refused). " +
+    "A write older than the stored one is not applied: 200 with the stored record and `X-Stale-Write: ignored`.",
+  example: "2026-11-20T14:05:00Z",
 });
 
 export const currencySchema = z.string().regex(/^[A-Za-z]{3}$/, "must be a three-letter ISO 4217 code");
 
 export const priceSchema = z.number().min(0).max(LIMITS.maxPrice);
 
+/** Said of `total_price` wherever a total is sent. */
+export const TOTAL_PRICE =
+  "A JSON number in the currency's major unit (`1250.5`), from 0 to 999,999,999,999.99. Stored and returned as a string with two decimals, " +
+  "rounded half-up (`19.999` becomes `\"20.00\"`; a currency with three decimals loses its third).";
+
+/** Said of `total_price` wherever a total is returned. */
+export const TOTAL_PRICE_OUT = "A decimal string with exactly two decimals in the currency's major unit, rounded half-up from the number sent.";
+
 export const httpUrlSchema = z.url({ protocol: /^https?$/ }).max(LIMITS.url);
 
 export const nonNegativeIntSchema = z.number().int().min(0);
 
+/** The merge rule of every optional field of a write, said on each. */
+export const KEEP_OR_CLEAR = "Leave it out to keep the stored value; `null` clears it.";
+
+/** When the service stored or changed a record, as responses write times. */
+export const storedTime = (what: string) =>
+  z.string().meta({ description: `${what}: ISO 8601 with milliseconds and a numeric offset.`, example: "2026-11-22T09:30:00.000+00:00" });
+
 /** One entry of `details` on a 422. */
 export const errorDetailSchema = z.object({
-  path: z.string(),
-  message: z.string(),
+  path: z.string().meta({ description: "The failing field's dotted path; array items by index.", example: "customer.phone" }),
+  message: z.string().meta({ description: "What is wrong with it.", example: "is not a valid phone number" }),
 });
 
 export const errorBodySchema = z
   .object({
-    error: z.string(),
-    details: z.array(errorDetailSchema).optional(),
+    error: z.string().meta({ description: "The error's message, exactly as the operation lists it.", example: "Invalid request body" }),
+    details: z
+      .array(errorDetailSchema)
+      .optional()
+      .meta({ description: "On a 422 only: one entry per failing field.", example: [{ path: "customer.phone", message: "is not a valid phone number" }] }),
   })
   .meta({ id: "Error" });
 
 export type ErrorDetail = z.infer<typeof errorDetailSchema>;
 export type ErrorBody = z.infer<typeof errorBodySchema>;
+
+// The fields several resources share, described once: as a write takes them, and as a read-back returns them.
+
+/** `tags` in a write body. */
+export const tagsInputSchema = tagsSchema.nullish().meta({
+  description: `Replace the stored tags when sent (never merged): at most 250 tags of 1-255 characters, kept in order with repeats dropped. ${KEEP_OR_CLEAR}`,
+  example: ["vip", "newsletter"],
+});
+
+/** `metadata` in a write body. */
+export const metadataInputSchema = metadataSchema.nullish().meta({
+  description: `Any JSON object, at most 16 KB serialised; replaces the stored metadata when sent (never merged). ${KEEP_OR_CLEAR}`,
+  example: { channel: "web" },
+});
+
+/** `line_items` in a write body. */
+export const lineItemsInputSchema = lineItemsSchema.nullish().meta({
+  description: `Free-form line items: an array of at most 1,000 JSON objects of any shape, stored as sent. ${KEEP_OR_CLEAR}`,
+  example: [{ sku: "TSHIRT-M", quantity: 2, price: 19.9 }],
+});
+
+/** What a read-back returns of what the shop sent beside the published fields. */
+export const lineItemsOutputSchema = z
+  .array(z.record(z.string(), z.unknown()))
+  .nullable()
+  .meta({ description: "The line items as sent; `null` when never sent or cleared.", example: [{ sku: "TSHIRT-M", quantity: 2, price: 19.9 }] });
+
+export const metadataOutputSchema = z
+  .record(z.string(), z.unknown())
+  .nullable()
+  .meta({ description: "The metadata as sent; `null` when never sent or cleared.", example: { channel: "web" } });
+
+export const sourceUpdatedAtOutputSchema = z.string().nullable().meta({
+  description: "The newest `source_updated_at` applied, with milliseconds and a numeric offset; `null` when none was sent.",
+  example: "2026-11-20T14:05:00.000+00:00",
+});
+
+/** An order's or a checkout's link to its customer, read back. */
+export const customerKeyOutputSchema = z.string().nullable().meta({
+  description: "The linked customer's key: its `external_id`, or its E.164 phone when it has none (`null` once such a phone-keyed customer is erased).",
+  example: "c-1001",
+});

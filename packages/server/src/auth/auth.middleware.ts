@@ -28,16 +28,24 @@ async function refused(ctx: Context, code: "API_KEY_MISSING" | "API_KEY_INVALID"
   return new AppError(code);
 }
 
-const authorizedProcedure = baseProcedure.use(async ({ ctx, getRawInput, next }) => {
+/** What a request costs against the rate limit: one unit, or one per record of a batch. */
+function rateLimitCost(batch: boolean | undefined, body: Record<string, unknown> | undefined): number {
+  const items = batch ? body?.items : undefined;
+  return Array.isArray(items) ? Math.max(1, items.length) : 1;
+}
+
+const authorizedProcedure = baseProcedure.use(async ({ ctx, getRawInput, meta, next }) => {
   if (ctx.authorization === undefined) throw await refused(ctx, "API_KEY_MISSING");
   const token = bearerToken(ctx.authorization);
   if (token === undefined || !looksLikeApiKey(token)) throw await refused(ctx, "API_KEY_INVALID");
 
   const storeId = parseStoreId(rawStoreId(await getRawInput()));
-  const access = await findKeyAccess(ctx.db, hashApiKey(token), storeId);
+  const keyHash = hashApiKey(token);
+  const load = () => findKeyAccess(ctx.db, keyHash, storeId);
+  const access = ctx.accessCache ? await ctx.accessCache.get(keyHash, storeId, load) : await load();
   if (!access) throw await refused(ctx, "API_KEY_INVALID");
 
-  const decision = await ctx.rateLimiter.consume(String(access.key_id));
+  const decision = await ctx.rateLimiter.consume(String(access.key_id), rateLimitCost(meta?.contract?.batch, ctx.rawBody));
   // Every answer from here on tells the caller where it stands.
   if (decision.state) {
     ctx.response.headers = {

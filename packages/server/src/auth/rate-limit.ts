@@ -7,7 +7,10 @@ export type RateLimitState = { limit: number; remaining: number; resetSeconds: n
 export type RateLimitDecision = ({ allowed: true } | { allowed: false; retryAfterSeconds: number }) & { state?: RateLimitState };
 
 export interface RateLimiter {
-  consume(key: string): Promise<RateLimitDecision>;
+  /** The limit it applies; undefined when there is none. */
+  readonly limits?: RateLimitOptions | undefined;
+  /** Spends `points` (default 1) of the key's budget. */
+  consume(key: string, points?: number): Promise<RateLimitDecision>;
   /** Forgets what the key has spent (a successful sign-in clears its failures). */
   reset(key: string): Promise<void>;
 }
@@ -29,14 +32,15 @@ export function createRateLimiter(options: RateLimitOptions, pool: pg.Pool | und
     ? new RateLimiterPostgres({ ...limits, storeClient: pool, storeType: "pool", tableName: "rate_limits", tableCreated: true })
     : new RateLimiterMemory(limits);
   return {
-    async consume(key) {
+    limits: options,
+    async consume(key, points = 1) {
       const stateOf = (res: RateLimiterRes): RateLimitState => ({
         limit: options.requests,
         remaining: Math.max(0, res.remainingPoints),
         resetSeconds: Math.max(0, Math.ceil(res.msBeforeNext / 1000)),
       });
       try {
-        return { allowed: true, state: stateOf(await limiter.consume(key)) };
+        return { allowed: true, state: stateOf(await limiter.consume(key, points)) };
       } catch (rejection) {
         // The library rejects with a RateLimiterRes when the budget is spent, with an Error when the store fails.
         if (rejection instanceof RateLimiterRes) {
@@ -47,6 +51,67 @@ export function createRateLimiter(options: RateLimitOptions, pool: pg.Pool | und
     },
     async reset(key) {
       await limiter.delete(key);
+    },
+  };
+}
+
+/** The most points a process leases at once; a lease is a hundredth of the limit below that. */
+const MAX_LEASE = 50;
+
+/**
+ * The API keys' limiter for many processes without a database write per
+ * request: each process leases points from the shared counter in chunks (a
+ * hundredth of the limit, at most 50) and spends them locally. The shared
+ * counter never passes the limit. The cost is on the other side: points a
+ * process leased but did not spend by the window's end, and a last lease that
+ * no longer fit, are lost for that window, so a key can be refused up to twice
+ * the lease per process before the limit is reached (20 of 1,000 with the
+ * defaults), never after it. A limit of up to 199 per window leases one point
+ * at a time: exact.
+ */
+export function createLeasedRateLimiter(shared: RateLimiter): RateLimiter {
+  const limits = shared.limits;
+  if (!limits) return shared;
+  const lease = Math.min(MAX_LEASE, Math.max(1, Math.floor(limits.requests / 100)));
+  if (lease === 1) return shared;
+  const local = new Map<string, { available: number; sharedRemaining: number; resetsAt: number }>();
+  const stateOf = (entry: { available: number; sharedRemaining: number; resetsAt: number }): RateLimitState => ({
+    limit: limits.requests,
+    remaining: entry.sharedRemaining + entry.available,
+    resetSeconds: Math.max(0, Math.ceil((entry.resetsAt - Date.now()) / 1000)),
+  });
+  return {
+    limits,
+    async consume(key, points = 1) {
+      let entry = local.get(key);
+      if (entry && entry.resetsAt <= Date.now()) {
+        local.delete(key);
+        entry = undefined;
+      }
+      if (entry && entry.available >= points) {
+        entry.available -= points;
+        return { allowed: true, state: stateOf(entry) };
+      }
+      // Lease a chunk (or what this request needs, when it is more); when the chunk no longer fits, just what is needed.
+      let decision = await shared.consume(key, Math.max(points, lease));
+      let leased = Math.max(points, lease);
+      if (!decision.allowed && leased > points) {
+        decision = await shared.consume(key, points);
+        leased = points;
+      }
+      if (!decision.allowed || !decision.state) return entry ? { ...decision, state: { ...stateOf(entry), remaining: entry.available } } : decision;
+      const current = local.get(key) ?? { available: 0, sharedRemaining: 0, resetsAt: 0 };
+      current.available += leased - points;
+      current.sharedRemaining = decision.state.remaining;
+      current.resetsAt = Date.now() + decision.state.resetSeconds * 1000;
+      local.set(key, current);
+      // Keys that went quiet do not stay in memory.
+      if (local.size > 10_000) for (const [name, stale] of local) if (stale.resetsAt <= Date.now()) local.delete(name);
+      return { allowed: true, state: stateOf(current) };
+    },
+    async reset(key) {
+      local.delete(key);
+      await shared.reset(key);
     },
   };
 }

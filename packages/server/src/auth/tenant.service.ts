@@ -5,6 +5,18 @@ import { AppError } from "../errors.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../time.js";
 import { generateApiKey, hashApiKey } from "./api-key.js";
 import * as repo from "./tenant.repository.js";
+import { accessChanged } from "./access-events.js";
+
+/**
+ * Says a change to keys or stores was written. Outside a transaction it is
+ * committed: wait until every process has been told. Inside one, the
+ * notification comes only at its commit: this process forgets now, the others
+ * when it comes.
+ */
+async function told(db: Db): Promise<void> {
+  if (db.isTransaction) void accessChanged();
+  else await accessChanged();
+}
 
 export function toTeam(row: TeamRow): Team {
   return { id: row.id, name: row.name, created_at: formatTimestamp(row.created_at) };
@@ -63,6 +75,7 @@ export async function createStore(
     country: input.country ?? null,
     recovery_delay_seconds: input.recovery_delay_seconds,
   });
+  await told(db);
   return toStore(row);
 }
 
@@ -75,12 +88,14 @@ export async function updateStore(
   const changes = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
   const row = Object.keys(changes).length > 0 ? await repo.updateStore(db, id, changes) : await repo.findStore(db, id);
   if (!row) throw new AppError("ADMIN_STORE_NOT_FOUND");
+  await told(db);
   return toStore(row);
 }
 
 export async function getStore(db: Db, id: number): Promise<Store> {
   const row = await repo.findStore(db, id);
   if (!row) throw new AppError("ADMIN_STORE_NOT_FOUND");
+  await told(db);
   return toStore(row);
 }
 
@@ -144,4 +159,5 @@ export async function deleteApiKey(db: Db, id: number, teamId?: number): Promise
   const key = await repo.findApiKey(db, id);
   if (!key || (teamId !== undefined && key.team_id !== teamId)) throw new AppError("KEY_NOT_FOUND");
   await repo.markApiKeyDeleted(db, id);
+  await told(db);
 }

@@ -5,7 +5,7 @@ import { createLogger } from "../logger.js";
 
 /** `pnpm migrate`: brings the configured database up to date and exits. */
 const env = loadEnv();
-const logger = createLogger(env.logLevel);
+const logger = createLogger(env.logLevel, env.logFormat);
 const database = await openDatabase(
   env.databaseUrl ? { kind: "postgres", url: env.databaseUrl, timeouts: env.databaseTimeouts } : { kind: "embedded", dataDir: env.dataDir },
 );

@@ -9,7 +9,7 @@ import { createLogger } from "../logger.js";
  * started with RUN_WORKER=false. Any number of these can share one PostgreSQL.
  */
 const env = loadEnv();
-const logger = createLogger(env.logLevel);
+const logger = createLogger(env.logLevel, env.logFormat);
 if (!env.databaseUrl) {
   logger.warn("no DATABASE_URL: this worker opens the embedded database, which no server can share with it");
 }

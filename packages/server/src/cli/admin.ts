@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import { parseArgs } from "node:util";
+import type { Activity } from "@commerce-ingest/shared";
 import { adminTokenFile } from "../admin-token.js";
 import { loadCliEnv } from "../env.js";
 
@@ -16,15 +17,17 @@ const USAGE = `Usage: pnpm admin <command>
   key list --team ID
   key delete ID
   member invite --team ID --email EMAIL     prints a one-time link to the console (valid 7 days)
-  activity --store ID [--limit N]
+  activity --store ID [--limit N] [--json]
+                                            a store's automation runs and messages, newest first
 
 Talks to the operator API at ADMIN_URL (default http://127.0.0.1:$PORT) with ADMIN_TOKEN,
-or the token the server keeps in DATA_DIR/admin-token. Prints JSON on stdout.`;
+or the token the server keeps in DATA_DIR/admin-token. Prints JSON on stdout, except
+activity, which prints tables unless --json is given.`;
 
 class UsageError extends Error {}
 
 type Options = Record<string, string | undefined>;
-type Call = { method: "GET" | "POST" | "PATCH" | "DELETE"; path: string; body?: Record<string, unknown> };
+type Call = { method: "GET" | "POST" | "PATCH" | "DELETE"; path: string; body?: Record<string, unknown>; render?: (body: unknown) => string };
 
 function need(options: Options, name: string): string {
   const value = options[name];
@@ -65,9 +68,11 @@ export function toCall(args: string[]): Call {
       "recovery-delay": { type: "string" },
       limit: { type: "string" },
       email: { type: "string" },
+      json: { type: "boolean" },
     },
   });
-  const options = values as Options;
+  const { json, ...strings } = values;
+  const options = strings as Options;
   const [noun, verb, ...rest] = positionals;
   switch (`${noun ?? ""} ${verb ?? ""}`) {
     case "team create":
@@ -104,11 +109,44 @@ export function toCall(args: string[]): Call {
       return { method: "DELETE", path: `/admin/v1/keys/${integer(one(rest, "the key id"), "the key id")}` };
     case "activity ": {
       const limit = options.limit === undefined ? "" : `?limit=${integer(options.limit, "--limit")}`;
-      return { method: "GET", path: `/admin/v1/stores/${integer(need(options, "store"), "--store")}/activity${limit}` };
+      const path = `/admin/v1/stores/${integer(need(options, "store"), "--store")}/activity${limit}`;
+      return json ? { method: "GET", path } : { method: "GET", path, render: (body) => activityTables(body as Activity) };
     }
     default:
       throw new UsageError(noun ? `unknown command: ${positionals.join(" ")}` : "no command given");
   }
+}
+
+/** Rows as aligned columns under a header; empty cells as "-". */
+export function formatTable(header: string[], rows: string[][]): string {
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? "-").length)));
+  const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join("  ").trimEnd();
+  return [line(header), line(widths.map((width) => "-".repeat(width))), ...rows.map((row) => line(header.map((_, column) => row[column] || "-")))].join("\n");
+}
+
+/** "2026-11-22 09:30:05" from an ISO time: the operator reads times, not offsets. */
+const shortTime = (iso: string | null) => (iso ? iso.slice(0, 19).replace("T", " ") : "");
+
+/** A store's activity for a person: the runs, then the messages, newest first. */
+export function activityTables(activity: Activity): string {
+  const runs = formatTable(
+    ["RUN", "FLOW", "RECORD", "STATUS", "TRIES", "DUE", "FINISHED", "ERROR"],
+    activity.runs.map((run) => [
+      String(run.id),
+      run.flow,
+      `${run.record_type} ${run.record_external_id}`,
+      run.status,
+      String(run.attempts),
+      shortTime(run.run_at),
+      shortTime(run.finished_at),
+      run.error ?? "",
+    ]),
+  );
+  const messages = formatTable(
+    ["MESSAGE", "RUN", "FLOW", "TO", "STATUS", "PROVIDER", "SENT"],
+    activity.messages.map((message) => [message.id, String(message.run_id), message.flow, message.to_phone ?? "", message.status, message.provider, shortTime(message.sent_at)]),
+  );
+  return `Automation runs (${activity.runs.length})\n${runs}\n\nMessages (${activity.messages.length})\n${messages}`;
 }
 
 function readToken(): string {
@@ -156,7 +194,7 @@ export async function runAdmin(args: string[]): Promise<number> {
     console.error(`admin: ${response.status} ${text}`);
     return 1;
   }
-  console.log(response.status === 204 ? JSON.stringify({ ok: true }) : text);
+  console.log(response.status === 204 ? JSON.stringify({ ok: true }) : call.render ? call.render(JSON.parse(text)) : text);
   return 0;
 }
 

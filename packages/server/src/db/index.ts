@@ -21,8 +21,68 @@ export type DatabaseHandle = {
    * table). On PostgreSQL a connection of its own; the embedded database has none.
    */
   withoutTimeouts<T>(work: (db: Db) => Promise<T>): Promise<T>;
+  /**
+   * Calls `onNotify` for each NOTIFY on any of `channels`, and `onState` with
+   * whether notifications can arrive (on PostgreSQL a connection of its own,
+   * named {@link LISTENER_NAME} and reopened after a loss: while it is down,
+   * `onState(false)`). Resolves to a stop function.
+   */
+  listen(channels: string[], onNotify: (notice: Notice) => void, onState: (live: boolean) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 };
+
+/** One notification as it arrived. */
+export type Notice = {
+  channel: string;
+  payload: string;
+  /** The PostgreSQL backend that sent it (0 on the embedded database). */
+  senderPid: number;
+  /** Sends a notification back through the connection that heard this one. */
+  reply(channel: string, payload: string): void;
+};
+
+/** The `application_name` of every connection that listens, so a process can find the others in `pg_stat_activity`. */
+export const LISTENER_NAME = "commerce-ingest-listen";
+
+/** LISTEN on a dedicated PostgreSQL connection, reopened a second after any loss until stopped. */
+async function listenPostgres(url: string, channels: string[], onNotify: (notice: Notice) => void, onState: (live: boolean) => void): Promise<() => Promise<void>> {
+  let stopped = false;
+  let client: pg.Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString: url, application_name: LISTENER_NAME, connectionTimeoutMillis: 5_000 });
+    const lost = () => {
+      if (client !== next) return;
+      client = undefined;
+      onState(false);
+      next.end().catch(() => {});
+      if (!stopped) retry = setTimeout(() => void connect(), 1_000);
+    };
+    next.on("error", lost);
+    next.on("end", lost);
+    const reply = (channel: string, payload: string) => void next.query("select pg_notify($1, $2)", [channel, payload]).catch(() => {});
+    next.on("notification", (message) => {
+      if (channels.includes(message.channel)) onNotify({ channel: message.channel, payload: message.payload ?? "", senderPid: message.processId, reply });
+    });
+    client = next;
+    try {
+      await next.connect();
+      for (const channel of channels) await next.query(`listen ${channel}`);
+      if (client === next && !stopped) onState(true);
+    } catch {
+      lost();
+    }
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    const current = client;
+    client = undefined;
+    onState(false);
+    await current?.end().catch(() => {});
+  };
+}
 
 const INT8 = 20;
 const NUMERIC = 1700;
@@ -64,7 +124,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
         await unbounded.destroy();
       }
     };
-    return { db, kind: "postgres", pool, withoutTimeouts, close: () => db.destroy() };
+    const listen = (channels: string[], onNotify: (notice: Notice) => void, onState: (live: boolean) => void) => listenPostgres(options.url, channels, onNotify, onState);
+    return { db, kind: "postgres", pool, withoutTimeouts, listen, close: () => db.destroy() };
   }
 
   const lock = options.dataDir ? DataDirLock.acquire(options.dataDir) : undefined;
@@ -78,6 +139,18 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       kind: "embedded",
       pool: undefined,
       withoutTimeouts: (work) => work(db),
+      async listen(channels, onNotify, onState) {
+        const reply = (channel: string, payload: string) => void pglite.query("select pg_notify($1, $2)", [channel, payload]).catch(() => {});
+        const subscribe = (channel: string) => pglite.listen(channel, (payload) => onNotify({ channel, payload, senderPid: 0, reply }));
+        // A closed database has nothing to say: nothing is cached then.
+        const unsubscribes = pglite.closed ? undefined : await Promise.all(channels.map(subscribe)).catch(() => undefined);
+        onState(unsubscribes !== undefined);
+        if (!unsubscribes) return async () => {};
+        return async () => {
+          onState(false);
+          if (!pglite.closed) for (const unsubscribe of unsubscribes) await unsubscribe();
+        };
+      },
       close: async () => {
         try {
           await db.destroy();

@@ -37,6 +37,12 @@ function requestIdOf(req: Request): string {
   return typeof given === "string" && REQUEST_ID.test(given) ? given : crypto.randomUUID();
 }
 
+/** RFC 7240: `Prefer: handling=strict` among the request's preferences. */
+function prefersStrict(header: string | string[] | undefined): boolean {
+  const values = Array.isArray(header) ? header.join(",") : (header ?? "");
+  return values.split(",").some((preference) => preference.trim().toLowerCase().replace(/\s+/g, "") === "handling=strict");
+}
+
 /**
  * Any `X-Backfill` value but "false" or "0" marks a push as historical: a
  * mistyped "ture" must never message a shop's whole customer history.
@@ -104,6 +110,7 @@ export function createApp(services: Services, options: AppOptions): express.Expr
   app.use((req, res, next) => {
     // A push stored as history says so, so it never passes unnoticed.
     if (isBackfill(req.headers["x-backfill"])) res.setHeader("X-Backfill", "true");
+    if (prefersStrict(req.headers.prefer)) res.setHeader("Preference-Applied", "handling=strict");
     res.setHeader("X-Content-Type-Options", "nosniff");
     res.setHeader("Referrer-Policy", "no-referrer");
     res.setHeader("X-Frame-Options", "DENY");
@@ -137,7 +144,7 @@ export function createApp(services: Services, options: AppOptions): express.Expr
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
 
-  const openApiDocument = buildOpenApiDocument(appRouter);
+  const openApiDocument = buildOpenApiDocument(appRouter, { rateLimit: services.rateLimiter.limits, bodyLimitBytes: options.bodyLimitBytes });
   app.get("/api/v1/openapi.json", (_req, res) => {
     res.json(openApiDocument);
   });
@@ -166,6 +173,7 @@ export function createApp(services: Services, options: AppOptions): express.Expr
           bodyProblem: body.problem,
           rawBody: body.value,
           backfill: isBackfill(req.headers["x-backfill"]),
+          strict: prefersStrict(req.headers.prefer),
           idempotency: idempotencyRequestOf(req.headers["idempotency-key"], req.method, req.path, req.body),
         }),
       onUnexpectedError: (error, req, res) => {

@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import type pg from "pg";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { AccessCache } from "../auth/access-cache.js";
 import type { Db } from "../db/types.js";
 
 /**
@@ -12,7 +13,7 @@ import type { Db } from "../db/types.js";
  */
 export type Metrics = { registry: Registry; observe(route: string, method: string, status: number, seconds: number): void };
 
-export function createMetrics(db: Db, pool: pg.Pool | undefined): Metrics {
+export function createMetrics(db: Db, pool: pg.Pool | undefined, accessCache?: AccessCache): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({ name: "http_requests_total", help: "Requests answered, by route template, method and status", labelNames: ["route", "method", "status"], registers: [registry] });
@@ -52,6 +53,20 @@ export function createMetrics(db: Db, pool: pg.Pool | undefined): Metrics {
       }
     },
   });
+
+  if (accessCache) {
+    new Counter({
+      name: "access_cache_lookups_total",
+      help: "Key and store lookups of this process, by whether memory answered them (hit) or the database (miss)",
+      labelNames: ["result"],
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc({ result: "hit" }, accessCache.hits);
+        this.inc({ result: "miss" }, accessCache.misses);
+      },
+    });
+  }
 
   if (pool) {
     new Gauge({ name: "db_pool_connections", help: "PostgreSQL connections of this process", registers: [registry], collect() { this.set(pool.totalCount); } });

@@ -15,9 +15,19 @@ function failure(run: () => unknown): AppError {
 }
 
 describe("parseBody", () => {
+  it("names unknown fields at any depth, but not inside free-form metadata", () => {
+    const raw = { external_id: "o1", placed_at: "2026-11-22T10:00:00Z", total_price: 1, status: "x", customer: { phone: "+14155552671", nmae: "A" }, metadata: { anything: 1 } };
+    expect(parseBody(orderInputSchema, [["customer", "phone"]], raw, "US").ignored).toEqual(["status", "customer.nmae"]);
+    const strict = failure(() => parseBody(orderInputSchema, [["customer", "phone"]], raw, "US", { strict: true }));
+    expect(strict.details).toEqual([
+      { path: "status", message: "unknown field" },
+      { path: "customer.nmae", message: "unknown field" },
+    ]);
+  });
+
   it("returns the parsed body with its phones in E.164, read in the store's country", () => {
     const body = parseBody(customerInputSchema, [["phone"]], { phone: "(415) 555-2671", first_name: "Ada", unknown: 1 }, "US");
-    expect(body).toEqual({ phone: "+14155552671", first_name: "Ada" });
+    expect(body).toEqual({ value: { phone: "+14155552671", first_name: "Ada" }, ignored: ["unknown"] });
   });
 
   it("names every failing field in one 422, phones included", () => {

@@ -1,5 +1,5 @@
 import type { ErrorDetail } from "@commerce-ingest/shared";
-import type { z } from "zod";
+import { z } from "zod";
 import { AppError } from "../errors.js";
 import { toDetails } from "../validation.js";
 import { normalizePhone } from "./customers/phone.js";
@@ -20,15 +20,44 @@ function setAt(value: unknown, path: PhonePath, replacement: string): void {
   if (isNode(parent) && key !== undefined) parent[key] = replacement;
 }
 
+/** The object schema inside optional/nullable wrappers, if the field is an object. */
+function objectShape(schema: z.ZodType): Record<string, z.ZodType> | undefined {
+  let inner: z.ZodType = schema;
+  while (inner instanceof z.ZodOptional || inner instanceof z.ZodNullable) inner = inner.unwrap() as z.ZodType;
+  return inner instanceof z.ZodObject ? (inner.shape) : undefined;
+}
+
+/** Dotted paths of the fields the schema does not know (free-form fields, such as metadata, have none). */
+export function unknownFields(schema: z.ZodType, value: unknown, prefix = ""): string[] {
+  const shape = objectShape(schema);
+  if (!shape || !isNode(value) || Array.isArray(value)) return [];
+  return Object.entries(value).flatMap(([key, field]) => {
+    const known = shape[key];
+    return known ? unknownFields(known, field, `${prefix}${key}.`) : [`${prefix}${key}`];
+  });
+}
+
+/** What the parser made of a body: its value, and the fields it ignored. */
+export type ParsedBody<T> = { value: T; ignored: string[] };
+
 /**
  * The one place a body is checked: its schema (the shared zod schema, which
  * says what each field accepts) and its phones, read in the store's country
  * and normalised to E.164. One 422 names every failing field, phones included.
  * What comes back is the parsed body with its phones in E.164.
  */
-export function parseBody<S extends z.ZodType>(schema: S, phonePaths: readonly PhonePath[], raw: unknown, country: string | null): z.output<S> {
+export function parseBody<S extends z.ZodType>(
+  schema: S,
+  phonePaths: readonly PhonePath[],
+  raw: unknown,
+  country: string | null,
+  options: { strict: boolean } = { strict: false },
+): ParsedBody<z.output<S>> {
   const result = schema.safeParse(raw);
   const details: ErrorDetail[] = result.success ? [] : toDetails(result.error.issues);
+  const ignored = unknownFields(schema, raw);
+  // `Prefer: handling=strict`: a field the API does not know (a typo, a read-only field) is an error, not silently dropped.
+  if (options.strict) for (const path of ignored) details.push({ path, message: "unknown field" });
   const normalized: Array<[PhonePath, string]> = [];
   for (const path of phonePaths) {
     const dotted = path.join(".");
@@ -40,5 +69,5 @@ export function parseBody<S extends z.ZodType>(schema: S, phonePaths: readonly P
   }
   if (!result.success || details.length > 0) throw new AppError("VALIDATION_FAILED", details);
   for (const [path, e164] of normalized) setAt(result.data, path, e164);
-  return result.data;
+  return { value: result.data, ignored };
 }

@@ -1,9 +1,13 @@
-import type { ErrorCode } from "@commerce-ingest/shared";
+import { ERRORS, errorDetailSchema, type ErrorCode, type ErrorDetail } from "@commerce-ingest/shared";
 import { z } from "zod";
 import { storeBodyProcedure, storeProcedure } from "../auth/auth.middleware.js";
 import type { StoreContext } from "../auth/store-context.js";
+import type { Context } from "../context.js";
 import type { TriggerOptions } from "../automations/flows/index.js";
 import type { Db } from "../db/types.js";
+import { isDatabaseUnavailable } from "../db/index.js";
+import { AppError } from "../errors.js";
+import { errorForLog } from "../logger.js";
 import { parseBody, type PhonePath } from "./body.js";
 
 /** What every store-scoped procedure can answer, before its own rules: the key, the rate limit, the store, the service. */
@@ -32,6 +36,13 @@ export const recordParams = storeParams.extend({
 
 type Resource = "orders" | "customers" | "checkouts" | "shipments";
 
+/** The request's body, parsed once; the fields it ignored are named in `X-Ignored-Fields`. */
+function parsedBody<S extends z.ZodType>(ctx: Context & { store: StoreContext }, schema: S, phonePaths: readonly PhonePath[]): z.output<S> {
+  const { value, ignored } = parseBody(schema, phonePaths, ctx.rawBody ?? {}, ctx.store.country, { strict: ctx.strict });
+  if (ignored.length > 0) ctx.response.headers = { ...ctx.response.headers, "X-Ignored-Fields": ignored.join(", ") };
+  return value;
+}
+
 /** What a service sees of a request: the database, the authorized store and whether the push is a backfill. */
 export type ServiceCall = { db: Db; store: StoreContext; options: TriggerOptions };
 
@@ -42,6 +53,8 @@ type UpsertSpec<Body extends z.ZodType, Record extends object> = {
   body: Body;
   /** Where the body carries phones: each is read in the store's country and arrives at the service in E.164. */
   phonePaths: readonly PhonePath[];
+  /** A realistic body, accepted by a store in the US (a test posts it); its external_id is the resource's example key. */
+  example: z.input<Body>;
   output: z.ZodType<Record, Record>;
   /** Errors of the resource's own rules, beyond the ones every upsert can answer. */
   errors?: readonly ErrorCode[];
@@ -58,6 +71,9 @@ type UpsertSpec<Body extends z.ZodType, Record extends object> = {
  * contract's check order (key, rate limit, store, body, rules), the body parsed
  * once, and 201 when the record was created, 200 when it was updated.
  */
+/** An upsert, declared once for the single push and the batch (typed by its body schema). */
+export const upsertSpec = <Body extends z.ZodType, Record extends object>(spec: UpsertSpec<Body, Record>) => spec;
+
 export function upsertProcedure<Body extends z.ZodType, Record extends object>(spec: UpsertSpec<Body, Record>) {
   return storeBodyProcedure
     .meta({
@@ -66,10 +82,11 @@ export function upsertProcedure<Body extends z.ZodType, Record extends object>(s
         success: { 201: "Created: the key was new (or the customer had been erased)", 200: "Updated: a record with this key existed" },
         errors: [...STORE_ERRORS, ...BODY_ERRORS, ...(spec.errors ?? [])],
         body: spec.body,
+        example: spec.example as object,
       },
     })
     .input(storeParams)
-    .use(({ ctx, next }) => next({ ctx: { body: parseBody(spec.body, spec.phonePaths, ctx.rawBody ?? {}, ctx.store.country) } }))
+    .use(({ ctx, next }) => next({ ctx: { body: parsedBody(ctx, spec.body, spec.phonePaths) } }))
     .output<z.ZodType<object, object>>(spec.output)
     .mutation(async ({ ctx }) => {
       const { record, created, stale } = await spec.upsert({ db: ctx.db, store: ctx.store, options: { backfill: ctx.backfill } }, ctx.body);
@@ -84,6 +101,8 @@ type PatchSpec<Body extends z.ZodType, Record extends object> = {
   summary: string;
   description: string;
   body: Body;
+  /** A realistic change to the upsert's example record (a test sends it). */
+  example: z.input<Body>;
   output: z.ZodType<Record, Record>;
   /** What an unknown external_id answers. */
   notFound: ErrorCode;
@@ -95,10 +114,15 @@ export function patchProcedure<Body extends z.ZodType, Record extends object>(sp
   return storeBodyProcedure
     .meta({
       openapi: { method: "PATCH", path: `/api/v1/stores/{store_id}/${spec.resource}/{external_id}`, tags: [spec.resource], summary: spec.summary, description: spec.description, protect: true },
-      contract: { success: { 200: "Updated (an empty body changes nothing and returns the record)" }, errors: [...STORE_ERRORS, ...BODY_ERRORS, spec.notFound], body: spec.body },
+      contract: {
+        success: { 200: "Updated (an empty body changes nothing and returns the record)" },
+        errors: [...STORE_ERRORS, ...BODY_ERRORS, spec.notFound],
+        body: spec.body,
+        example: spec.example as object,
+      },
     })
     .input(recordParams)
-    .use(({ ctx, next }) => next({ ctx: { body: parseBody(spec.body, [], ctx.rawBody ?? {}, ctx.store.country) } }))
+    .use(({ ctx, next }) => next({ ctx: { body: parsedBody(ctx, spec.body, []) } }))
     .output<z.ZodType<object, object>>(spec.output)
     .mutation(async ({ ctx, input }) => {
       const { record, stale } = await spec.update({ db: ctx.db, store: ctx.store, options: { backfill: ctx.backfill } }, input.external_id, ctx.body);
@@ -133,6 +157,119 @@ export function getProcedure<Record extends object>(spec: GetSpec<Record>) {
     .input(recordParams)
     .output<z.ZodType<object, object>>(spec.output)
     .query(({ ctx, input }) => spec.get({ db: ctx.db, store: ctx.store }, input.external_id));
+}
+
+/** The most records one batch may carry. */
+export const BATCH_LIMIT = 1000;
+
+/** What one item of a batch came to. */
+type ItemResult = {
+  status: number;
+  external_id: string | null;
+  record?: object;
+  stale?: true;
+  ignored_fields?: string[];
+  error?: string;
+  details?: ErrorDetail[];
+};
+
+/** The batch's own shape, checked before any item: an object whose `items` holds 1 to 1,000 records. */
+function batchItems(raw: Record<string, unknown> | undefined): unknown[] {
+  const items = raw?.items;
+  if (!Array.isArray(items)) throw new AppError("VALIDATION_FAILED", [{ path: "items", message: "must be an array of records" }]);
+  if (items.length === 0) throw new AppError("VALIDATION_FAILED", [{ path: "items", message: "must hold at least one record" }]);
+  if (items.length > BATCH_LIMIT) throw new AppError("VALIDATION_FAILED", [{ path: "items", message: `must hold at most ${BATCH_LIMIT} records (send more batches)` }]);
+  return items;
+}
+
+const externalIdOf = (item: unknown) =>
+  typeof item === "object" && item !== null && "external_id" in item && typeof item.external_id === "string" ? item.external_id : null;
+
+/** Failures of the service itself: the item was not stored, and neither are the ones after it. */
+const unavailable = (externalId: string | null): ItemResult => ({ status: 503, external_id: externalId, error: ERRORS.SERVICE_UNAVAILABLE.message });
+
+/**
+ * `POST /api/v1/stores/{store_id}/<resource>/batch`: up to 1,000 records in one
+ * request. The key, rate limit (one unit per record) and store are checked
+ * once, before any item; then each item is validated and stored exactly as a
+ * push of it alone would be (its own transaction, its automations), in order,
+ * so duplicates of a key apply one after the other and the last wins. One
+ * invalid item never rejects the others: each has its own result. Should the
+ * database fail, the items from there on answer 503 and are not stored: every
+ * result says exactly what was.
+ */
+export function batchProcedure<Body extends z.ZodType, Record extends object>(spec: UpsertSpec<Body, Record>) {
+  const result = z.object({
+    status: z.number().int().meta({ description: "What a push of this item alone would have answered: 201 created, 200 updated, 422 refused; 503 or 500: not stored, retry it." }),
+    external_id: z.string().nullable().meta({ description: "The item's external_id, as sent (`null` when it had none)." }),
+    record: spec.output.optional().meta({ description: "On 201 and 200: the record, as the single upsert answers it." }),
+    stale: z.literal(true).optional().meta({ description: "Present when the item was older than the stored record (`source_updated_at`) and not applied." }),
+    ignored_fields: z.array(z.string()).optional().meta({ description: "Fields of the item the API does not know, ignored (without strict handling)." }),
+    error: z.string().optional().meta({ description: "On 422 and 503: the error's message." }),
+    details: z.array(errorDetailSchema).optional().meta({ description: "On 422: one entry per failing field of the item." }),
+  });
+  const output = z.object({
+    results: z.array(result).meta({ description: "One result per item, in the order of `items`." }),
+    counts: z
+      .object({
+        created: z.number().int().meta({ description: "Items answered 201." }),
+        updated: z.number().int().meta({ description: "Items answered 200." }),
+        failed: z.number().int().meta({ description: "Items not stored (422, 500 or 503)." }),
+      })
+      .meta({ description: "The results, counted." }),
+  });
+  return storeBodyProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: `/api/v1/stores/{store_id}/${spec.resource}/batch`,
+        tags: [spec.resource],
+        summary: `${spec.summary}: up to ${BATCH_LIMIT.toLocaleString("en-US")} at once`,
+        description:
+          `Each item is stored exactly as \`POST /${spec.resource}\` would store it alone, with its automations, in order (a key repeated in the batch: the last wins). ` +
+          "One invalid item never rejects the others. Answers 200 with one result per item. The rate limit counts records, not requests. " +
+          "`X-Backfill` and `Prefer: handling=strict` apply to every item.",
+        protect: true,
+      },
+      contract: {
+        success: { 200: "One result per item, in order" },
+        errors: [...STORE_ERRORS, ...BODY_ERRORS],
+        body: z.object({ items: z.array(spec.body).min(1).max(BATCH_LIMIT).meta({ description: `1 to ${BATCH_LIMIT.toLocaleString("en-US")} records, each as the single upsert takes it.` }) }),
+        example: { items: [spec.example] },
+        batch: true,
+      },
+    })
+    .input(storeParams)
+    .output<z.ZodType<object, object>>(output)
+    .mutation(async ({ ctx }) => {
+      const items = batchItems(ctx.rawBody);
+      const call: ServiceCall = { db: ctx.db, store: ctx.store, options: { backfill: ctx.backfill } };
+      const results: ItemResult[] = [];
+      for (const item of items) {
+        const externalId = externalIdOf(item);
+        if (results.at(-1)?.status === 503) {
+          results.push(unavailable(externalId));
+          continue;
+        }
+        try {
+          const { value, ignored } = parseBody(spec.body, spec.phonePaths, item, ctx.store.country, { strict: ctx.strict });
+          const { record, created, stale } = await spec.upsert(call, value);
+          results.push({ status: created ? 201 : 200, external_id: externalId, record, ...(stale ? { stale: true as const } : {}), ...(ignored.length > 0 ? { ignored_fields: ignored } : {}) });
+        } catch (error) {
+          if (error instanceof AppError && error.status < 500) {
+            results.push({ status: error.status, external_id: externalId, error: error.message, ...(error.details ? { details: error.details } : {}) });
+          } else if (error instanceof AppError || isDatabaseUnavailable(error)) {
+            results.push(unavailable(externalId));
+          } else {
+            // Ours, not the caller's: this item was not stored (its transaction rolled back); the others go on.
+            ctx.logger.error({ err: errorForLog(error), requestId: ctx.requestId }, "batch item failed");
+            results.push({ status: 500, external_id: externalId, error: ERRORS.INTERNAL.message });
+          }
+        }
+      }
+      const count = (test: (status: number) => boolean) => results.filter((r) => test(r.status)).length;
+      return { results, counts: { created: count((s) => s === 201), updated: count((s) => s === 200), failed: count((s) => s >= 400) } };
+    });
 }
 
 export { storeProcedure };

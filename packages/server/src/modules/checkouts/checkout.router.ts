@@ -1,7 +1,31 @@
 import { checkoutInputSchema, checkoutPatchSchema, checkoutRecordSchema, checkoutSchema } from "@commerce-ingest/shared";
 import { router } from "../../trpc.js";
-import { getProcedure, patchProcedure, upsertProcedure } from "../procedures.js";
+import { batchProcedure, getProcedure, patchProcedure, upsertProcedure, upsertSpec } from "../procedures.js";
 import * as checkouts from "./checkout.service.js";
+
+const checkoutUpsert = upsertSpec({
+  resource: "checkouts",
+  summary: "Create or update an abandoned checkout",
+  description:
+    "Upserts on (store_id, external_id). A new checkout is `abandoned`; a re-push turns `active` into `abandoned` " +
+    "and keeps any other state. 201 when created, 200 when updated.",
+  body: checkoutInputSchema,
+  phonePaths: [["customer", "phone"]],
+  example: {
+    external_id: "chk-5521",
+    abandoned_at: "2026-11-20T13:40:00Z",
+    total_price: 89.9,
+    currency: "USD",
+    recovery_url: "https://shop.example/checkouts/chk-5521/recover",
+    customer: { external_id: "c-1001", phone: "+14155552671", first_name: "Ada" },
+    line_items: [{ sku: "MUG-1", title: "Mug", quantity: 1, price: 89.9 }],
+  },
+  output: checkoutSchema,
+  upsert: async (call, body) => {
+    const { checkout, created, stale } = await checkouts.upsertCheckout(call.db, call.store, body, call.options);
+    return { record: checkout, created, stale };
+  },
+});
 
 export const checkoutRouter = router({
   retrieve: getProcedure({
@@ -11,25 +35,14 @@ export const checkoutRouter = router({
     notFound: "CHECKOUT_NOT_FOUND",
     get: (call, externalId) => checkouts.getCheckout(call.db, call.store, externalId),
   }),
-  upsert: upsertProcedure({
-    resource: "checkouts",
-    summary: "Create or update an abandoned checkout",
-    description:
-      "Upserts on (store_id, external_id). A new checkout is `abandoned`; a re-push turns `active` into `abandoned` " +
-      "and keeps any other state. 201 when created, 200 when updated.",
-    body: checkoutInputSchema,
-    phonePaths: [["customer", "phone"]],
-    output: checkoutSchema,
-    upsert: async (call, body) => {
-      const { checkout, created, stale } = await checkouts.upsertCheckout(call.db, call.store, body, call.options);
-      return { record: checkout, created, stale };
-    },
-  }),
+  upsert: upsertProcedure(checkoutUpsert),
+  batch: batchProcedure(checkoutUpsert),
   update: patchProcedure({
     resource: "checkouts",
     summary: "Change a checkout's status, recovery URL, tags or metadata",
     description: "Every field is optional; status may be any of the five states. 404 when the checkout does not exist.",
     body: checkoutPatchSchema,
+    example: { status: "recovered" },
     output: checkoutSchema,
     notFound: "CHECKOUT_NOT_FOUND",
     update: async (call, externalId, patch) => {

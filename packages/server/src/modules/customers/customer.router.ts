@@ -1,8 +1,35 @@
 import { customerInputSchema, customerRecordSchema, customerSchema } from "@commerce-ingest/shared";
 import { z } from "zod";
 import { router } from "../../trpc.js";
-import { getProcedure, recordParams, STORE_ERRORS, storeProcedure, upsertProcedure } from "../procedures.js";
+import { batchProcedure, getProcedure, recordParams, STORE_ERRORS, storeProcedure, upsertProcedure, upsertSpec } from "../procedures.js";
 import * as customers from "./customer.service.js";
+
+const customerUpsert = upsertSpec({
+  resource: "customers",
+  summary: "Create or update a customer",
+  description:
+    "Upserts on (store_id, external_id); without external_id the E.164 phone is the key. " +
+    "Fields present replace, absent fields keep their value, null clears. 201 when created, 200 when updated.",
+  body: customerInputSchema,
+  phonePaths: [["phone"]],
+  // The phone in national form: read in the store's country (a store in the US here).
+  example: {
+    external_id: "c-1001",
+    phone: "(415) 555-2671",
+    first_name: "Ada",
+    last_name: "Lovelace",
+    email: "ada@example.com",
+    locale: "en-US",
+    tags: ["vip", "newsletter"],
+    lifetime_value: 125050,
+    orders_count: 3,
+  },
+  output: customerSchema,
+  upsert: async (call, body) => {
+    const { customer, created, stale } = await customers.upsertCustomer(call.db, call.store, body, call.options);
+    return { record: customer, created, stale };
+  },
+});
 
 export const customerRouter = router({
   retrieve: getProcedure({
@@ -12,20 +39,8 @@ export const customerRouter = router({
     notFound: "CUSTOMER_NOT_FOUND",
     get: (call, externalId) => customers.getCustomer(call.db, call.store, externalId),
   }),
-  upsert: upsertProcedure({
-    resource: "customers",
-    summary: "Create or update a customer",
-    description:
-      "Upserts on (store_id, external_id); without external_id the E.164 phone is the key. " +
-      "Fields present replace, absent fields keep their value, null clears. 201 when created, 200 when updated.",
-    body: customerInputSchema,
-    phonePaths: [["phone"]],
-    output: customerSchema,
-    upsert: async (call, body) => {
-      const { customer, created, stale } = await customers.upsertCustomer(call.db, call.store, body, call.options);
-      return { record: customer, created, stale };
-    },
-  }),
+  upsert: upsertProcedure(customerUpsert),
+  batch: batchProcedure(customerUpsert),
   delete: storeProcedure
     .meta({
       openapi: {

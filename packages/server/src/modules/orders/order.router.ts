@@ -1,7 +1,34 @@
 import { orderInputSchema, orderPatchSchema, orderRecordSchema, orderSchema } from "@commerce-ingest/shared";
 import { router } from "../../trpc.js";
-import { getProcedure, patchProcedure, upsertProcedure } from "../procedures.js";
+import { batchProcedure, getProcedure, patchProcedure, upsertProcedure, upsertSpec } from "../procedures.js";
 import * as orders from "./order.service.js";
+
+const orderUpsert = upsertSpec({
+  resource: "orders",
+  summary: "Create or update an order",
+  description:
+    "Upserts on (store_id, external_id). The embedded customer is upserted too and linked. " +
+    "201 when created (post-purchase flow fires), 200 when updated.",
+  body: orderInputSchema,
+  phonePaths: [["customer", "phone"]],
+  example: {
+    external_id: "1001",
+    placed_at: "2026-11-20T14:03:00Z",
+    total_price: 129.9,
+    currency: "USD",
+    financial_status: "paid",
+    fulfillment_status: null,
+    customer: { external_id: "c-1001", phone: "+14155552671", first_name: "Ada", last_name: "Lovelace", email: "ada@example.com" },
+    line_items: [{ sku: "TEE-BLK-M", title: "T-shirt", quantity: 2, price: 64.95 }],
+    tags: ["web"],
+    metadata: { channel: "online_store" },
+  },
+  output: orderSchema,
+  upsert: async (call, body) => {
+    const { order, created, stale } = await orders.upsertOrder(call.db, call.store, body, call.options);
+    return { record: order, created, stale };
+  },
+});
 
 export const orderRouter = router({
   retrieve: getProcedure({
@@ -11,25 +38,14 @@ export const orderRouter = router({
     notFound: "ORDER_NOT_FOUND",
     get: (call, externalId) => orders.getOrder(call.db, call.store, externalId),
   }),
-  upsert: upsertProcedure({
-    resource: "orders",
-    summary: "Create or update an order",
-    description:
-      "Upserts on (store_id, external_id). The embedded customer is upserted too and linked. " +
-      "201 when created (post-purchase flow fires), 200 when updated.",
-    body: orderInputSchema,
-    phonePaths: [["customer", "phone"]],
-    output: orderSchema,
-    upsert: async (call, body) => {
-      const { order, created, stale } = await orders.upsertOrder(call.db, call.store, body, call.options);
-      return { record: order, created, stale };
-    },
-  }),
+  upsert: upsertProcedure(orderUpsert),
+  batch: batchProcedure(orderUpsert),
   update: patchProcedure({
     resource: "orders",
     summary: "Change an order's statuses, tags or metadata",
     description: "Only the fields sent change; tags replace. An empty body returns the order. 404 when the order does not exist.",
     body: orderPatchSchema,
+    example: { financial_status: "refunded", tags: ["web", "refunded"] },
     output: orderSchema,
     notFound: "ORDER_NOT_FOUND",
     update: async (call, externalId, patch) => {

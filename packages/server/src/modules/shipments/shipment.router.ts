@@ -1,7 +1,31 @@
 import { shipmentInputSchema, shipmentRecordSchema, shipmentSchema } from "@commerce-ingest/shared";
 import { router } from "../../trpc.js";
-import { getProcedure, upsertProcedure } from "../procedures.js";
+import { batchProcedure, getProcedure, upsertProcedure, upsertSpec } from "../procedures.js";
 import * as shipments from "./shipment.service.js";
+
+const shipmentUpsert = upsertSpec({
+  resource: "shipments",
+  summary: "Create or update a shipment",
+  description:
+    "Upserts on (store_id, external_id) and links the shipment to the store's order named by order_external_id " +
+    "(422 `Order not found` when there is none). Post again to change tracking or status, or to re-link.",
+  body: shipmentInputSchema,
+  phonePaths: [],
+  example: {
+    external_id: "shp-1001-1",
+    order_external_id: "1001",
+    carrier: "UPS",
+    tracking_number: "1Z999AA10123456784",
+    tracking_url: "https://www.ups.com/track?tracknum=1Z999AA10123456784",
+    status: "in_transit",
+  },
+  output: shipmentSchema,
+  errors: ["SHIPMENT_ORDER_NOT_FOUND"],
+  upsert: async (call, body) => {
+    const { shipment, created, stale } = await shipments.upsertShipment(call.db, call.store, body, call.options);
+    return { record: shipment, created, stale };
+  },
+});
 
 export const shipmentRouter = router({
   retrieve: getProcedure({
@@ -11,19 +35,6 @@ export const shipmentRouter = router({
     notFound: "SHIPMENT_NOT_FOUND",
     get: (call, externalId) => shipments.getShipment(call.db, call.store, externalId),
   }),
-  upsert: upsertProcedure({
-    resource: "shipments",
-    summary: "Create or update a shipment",
-    description:
-      "Upserts on (store_id, external_id) and links the shipment to the store's order named by order_external_id " +
-      "(422 `Order not found` when there is none). Post again to change tracking or status, or to re-link.",
-    body: shipmentInputSchema,
-    phonePaths: [],
-    output: shipmentSchema,
-    errors: ["SHIPMENT_ORDER_NOT_FOUND"],
-    upsert: async (call, body) => {
-      const { shipment, created, stale } = await shipments.upsertShipment(call.db, call.store, body, call.options);
-      return { record: shipment, created, stale };
-    },
-  }),
+  upsert: upsertProcedure(shipmentUpsert),
+  batch: batchProcedure(shipmentUpsert),
 });

@@ -1,0 +1,65 @@
+// The load generator, run as a process of its own so it never shares the server's event loop:
+// `node load.mjs <scenario JSON>` drives one scenario with autocannon and prints its figures as JSON.
+import autocannon from "autocannon";
+
+const { url, key, storeId, kind, connections, seconds, amount, batch = 1, prefix } = JSON.parse(process.argv[2]);
+const at = (n) => `/api/v1/stores/${storeId}${n}`;
+const phone = (i) => `+1202555${String(1000 + (i % 9000)).slice(-4)}`;
+const order = (id, i) => ({
+  external_id: id,
+  placed_at: "2026-11-22T10:00:00Z",
+  total_price: 19.99 + (i % 100),
+  currency: "USD",
+  customer: { external_id: `${prefix}-c${i % 500}`, phone: phone(i % 500), first_name: "Bench" },
+  line_items: [{ sku: "SKU-1", quantity: 1, price: 19.99 }],
+  tags: ["bench"],
+});
+
+let n = 0;
+/** Each request of a scenario: its method, path and body (a fresh key each time unless the scenario repeats them). */
+const next = {
+  customer: () => ["POST", at("/customers"), { external_id: `${prefix}-${n}`, phone: phone(n), first_name: "Bench", lifetime_value: n++ }],
+  "order-new": () => ["POST", at("/orders"), order(`${prefix}-${n}`, n++)],
+  "order-repeat": () => ["POST", at("/orders"), order(`seed-${n % 500}`, n++ % 500)],
+  patch: () => ["PATCH", at(`/orders/seed-${n++ % 500}`), { financial_status: n % 2 ? "paid" : "refunded", tags: ["bench", `t${n % 7}`] }],
+  shipment: () => ["POST", at("/shipments"), { external_id: `${prefix}-${n}`, order_external_id: `seed-${n % 500}`, status: ["pending", "in_transit", "delivered"][n++ % 3], carrier: "UPS" }],
+  batch: () => ["POST", at("/orders/batch"), { items: Array.from({ length: batch }, () => order(`${prefix}-${n}`, n++)) }],
+  // A shop-like mix: mostly orders, then customers, checkouts, shipments and status changes.
+  mixed: () => {
+    const i = n++;
+    const pick = i % 20;
+    if (pick < 9) return ["POST", at("/orders"), order(`${prefix}-${i}`, i)];
+    if (pick < 13) return ["POST", at("/customers"), { external_id: `${prefix}-c${i % 2000}`, phone: phone(i % 2000), first_name: "Mix", orders_count: i % 9 }];
+    if (pick < 16) return ["POST", at("/checkouts"), { external_id: `${prefix}-k${i}`, abandoned_at: "2026-11-22T09:00:00Z", total_price: 42, customer: { phone: phone(i % 2000) } }];
+    if (pick < 18) return ["POST", at("/shipments"), { external_id: `${prefix}-s${i}`, order_external_id: `seed-${i % 500}`, status: "in_transit" }];
+    return ["PATCH", at(`/orders/seed-${i % 500}`), { fulfillment_status: "fulfilled" }];
+  },
+}[kind];
+
+const result = await autocannon({
+  url,
+  connections,
+  // Batches run a fixed number of requests (one can take seconds); the rest run for a duration.
+  ...(amount ? { amount } : { duration: seconds }),
+  timeout: 300,
+  headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+  requests: [
+    {
+      setupRequest: (request) => {
+        const [method, path, body] = next();
+        return { ...request, method, path, body: JSON.stringify(body) };
+      },
+    },
+  ],
+});
+process.stdout.write(
+  JSON.stringify({
+    requests: result.requests.total,
+    // Over the whole run: autocannon's per-second average reads 0 for requests slower than a second.
+    rps: result.requests.total / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  }),
+);

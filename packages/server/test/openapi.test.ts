@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "./helpers.js";
+
+let server: TestServer;
+type Schema = { type?: string | string[]; description?: string; properties?: Record<string, Schema>; items?: Schema; anyOf?: Schema[]; oneOf?: Schema[]; allOf?: Schema[]; $ref?: string };
+type Operation = {
+  parameters?: Array<{ name: string; in: string; example?: unknown }>;
+  requestBody?: { content: { "application/json": { schema: Schema; example?: unknown } } };
+  responses: Record<string, { content?: { "application/json"?: { schema?: Schema } } }>;
+};
+type Document = {
+  info: { description: string };
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Schema> };
+  webhooks: { message: { post: { requestBody: { content: { "application/json": { schema: Schema } } } } } };
+};
+let document: Document;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  document = (await server.request("GET", "/api/v1/openapi.json")).body as Document;
+});
+afterAll(() => server?.close());
+
+/** Every operation of the document, as [method, path, operation]. */
+const operations = () => Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => [method.toUpperCase(), path, operation] as const));
+
+/** Dotted paths of the properties that have no description, at any depth (through arrays and unions). */
+function undescribed(schema: Schema | undefined, at: string): string[] {
+  if (!schema) return [];
+  const inner = [...(schema.anyOf ?? []), ...(schema.oneOf ?? []), ...(schema.allOf ?? [])].flatMap((option) => undescribed(option, at));
+  const items = undescribed(schema.items, `${at}[]`);
+  const properties = Object.entries(schema.properties ?? {}).flatMap(([name, property]) => {
+    const path = `${at}.${name}`;
+    const described = property.description || property.$ref || (property.anyOf ?? property.oneOf ?? []).some((option) => option.description || option.$ref);
+    return [...(described ? [] : [path]), ...undescribed(property, path)];
+  });
+  return [...inner, ...items, ...properties];
+}
+
+describe("the OpenAPI document explains itself", () => {
+  it("describes every field of every request, response and webhook", () => {
+    const missing = [
+      ...operations().flatMap(([method, path, operation]) => [
+        ...undescribed(operation.requestBody?.content["application/json"].schema, `${method} ${path} body`),
+        ...Object.entries(operation.responses).flatMap(([status, response]) => undescribed(response.content?.["application/json"]?.schema, `${method} ${path} ${status}`)),
+      ]),
+      ...Object.entries(document.components.schemas).flatMap(([name, schema]) => undescribed(schema, name)),
+      ...undescribed(document.webhooks.message.post.requestBody.content["application/json"].schema, "webhook"),
+    ];
+    expect(missing).toEqual([]);
+  });
+
+  it("has a front page with the rules an integrator needs first, and runnable curl lines", () => {
+    const guide = document.info.description;
+    for (const topic of ["Authorization: Bearer", "store_id", "`201`", "`null` clears", "minor unit (cents)", "half-up", "store's default country", "RateLimit-Remaining", "X-Backfill: true", "Idempotency-Key", "X-Request-Id", "X-Signature", "handling=strict"]) {
+      expect(guide).toContain(topic);
+    }
+    expect(guide).toMatch(/curl -i -X POST "\$BASE_URL\/api\/v1\/stores\/\$STORE_ID\/customers"/);
+  });
+
+  it("publishes the messaging webhook's payload, one variant per flow", () => {
+    const schema = document.webhooks.message.post.requestBody.content["application/json"].schema;
+    const variants = schema.oneOf ?? schema.anyOf ?? [];
+    expect(variants.map((variant) => (variant.properties?.flow as { const?: string } | undefined)?.const).sort()).toEqual(["checkout_recovery", "contact_sync", "post_purchase", "shipping_notification"]);
+  });
+
+  it("has a working example for every operation: each, sent as documented to a US store, answers 2xx", async () => {
+    const tenant = await server.createTenant({ country: "US" });
+    const rank = { POST: 0, PATCH: 1, GET: 2, DELETE: 3 } as Record<string, number>;
+    const ordered = operations().sort(([a, pathA], [b, pathB]) => (rank[a] ?? 9) - (rank[b] ?? 9) || pathA.localeCompare(pathB));
+    const results: string[] = [];
+    const answers = new Map<string, unknown>();
+    for (const [method, template, operation] of ordered) {
+      const body = operation.requestBody?.content["application/json"].example;
+      if (operation.requestBody) expect(body, `${method} ${template} has an example body`).toBeDefined();
+      let path = template.replace("{store_id}", String(tenant.store.id));
+      for (const parameter of operation.parameters ?? []) {
+        if (parameter.in !== "path" || parameter.name === "store_id") continue;
+        expect(parameter.example, `${method} ${template}: ${parameter.name} has an example`).toEqual(expect.any(String));
+        path = path.replace(`{${parameter.name}}`, encodeURIComponent(String(parameter.example)));
+      }
+      const res = await server.request(method, path, { key: tenant.key, ...(body === undefined ? {} : { body }), headers: { Prefer: "handling=strict" } });
+      results.push(`${method} ${template} ${res.status < 300 ? "2xx" : `${res.status} ${JSON.stringify(res.body)}`}`);
+      answers.set(`${method} ${template}`, res.body);
+    }
+    expect(results.every((line) => line.endsWith("2xx")), results.join("\n")).toBe(true);
+    expect(results).toHaveLength(15);
+    // The national-form phone of the customer example was read in the store's country.
+    expect(answers.get("GET /api/v1/stores/{store_id}/customers/{external_id}")).toMatchObject({ external_id: "c-1001", phone: "+14155552671" });
+    expect(answers.get("GET /api/v1/stores/{store_id}/shipments/{external_id}")).toMatchObject({ order_external_id: "1001", status: "in_transit" });
+  });
+});
