@@ -35,8 +35,8 @@ export type BatchOptions = RequestOptions & {
 /**
  * Any number of records through the batch endpoint, `batchSize` at a time, in
  * order; one result per record. An item refused (422) or not stored (5xx) is
- * in the results; a request that fails as a whole throws, after the batches
- * before it were stored.
+ * in the results; a request that fails as a whole throws (nothing of that
+ * batch was stored), after the batches before it were stored.
  */
 async function upsertMany<T>(client: CommerceIngestClient, path: string, items: readonly unknown[], options: BatchOptions = {}): Promise<BatchResult<T>> {
   const { batchSize = BATCH_LIMIT, onProgress, idempotencyKey, ...request } = options;

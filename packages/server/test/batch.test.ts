@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "./helpers.js";
+import { refuseInserts, startTestServer, type TestServer } from "./helpers.js";
 
 let server: TestServer;
 let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;
@@ -86,6 +86,46 @@ describe("batch endpoints", () => {
     const backfilled = await batch("orders", [order(historical)], { headers: { "X-Backfill": "true" } });
     expect(backfilled.body.results[0].status).toBe(201);
     expect(await postPurchases([historical])).toEqual([]);
+  });
+
+  it("answer 500 for an item whose write fails inside the database, leaving nothing of it, and store the others", async () => {
+    const [a, b, broken] = [uid("o"), uid("o"), uid("boom")];
+    const brokenCustomer = uid("c");
+    const allow = await refuseInserts(server.db, "orders", "boom-");
+    try {
+      const res = await batch("orders", [order(a), order(broken, { customer: { external_id: brokenCustomer, phone: "+14155552671" } }), order(b)]);
+      expect(res.status).toBe(200);
+      expect(res.body.results.map((r: { status: number; error?: string }) => [r.status, r.error ?? null])).toEqual([
+        [201, null],
+        [500, "Internal server error"],
+        [201, null],
+      ]);
+      expect(res.body.counts).toEqual({ created: 2, updated: 0, failed: 1 });
+    } finally {
+      await allow();
+    }
+    const stored = await server.db.selectFrom("orders").select("external_id").where("external_id", "in", [a, b, broken]).execute();
+    expect(stored.map((row) => row.external_id).sort()).toEqual([a, b].sort());
+    // The customer the failed item had already written went with it.
+    expect(await server.db.selectFrom("customers").select("id").where("external_id", "=", brokenCustomer).execute()).toEqual([]);
+    expect((await postPurchases([a, b, broken])).map((job) => job.record_external_id).sort()).toEqual([a, b].sort());
+  });
+
+  it("store nothing of a batch when the database fails in its middle, and answer 503", async () => {
+    const [a, b, failing] = [uid("o"), uid("o"), uid("down")];
+    const customerA = uid("c");
+    const restore = await refuseInserts(server.db, "orders", "down-", "57P01");
+    try {
+      const res = await batch("orders", [order(a, { customer: { external_id: customerA, phone: "+14155552671" } }), order(failing), order(b)]);
+      expect(res.status).toBe(503);
+      expect(res.body).toEqual({ error: "Service unavailable" });
+      expect(res.headers.get("retry-after")).toMatch(/^\d+$/);
+    } finally {
+      await restore();
+    }
+    expect(await server.db.selectFrom("orders").select("id").where("external_id", "in", [a, b, failing]).execute()).toEqual([]);
+    expect(await server.db.selectFrom("customers").select("id").where("external_id", "=", customerA).execute()).toEqual([]);
+    expect(await postPurchases([a, b])).toEqual([]);
   });
 
   it("count each record against the rate limit", async () => {

@@ -196,10 +196,16 @@ export async function startTestServer(
  * transaction, after its earlier statements ran. Returns the function that
  * removes it again.
  */
-export async function refuseInserts(db: Db, table: "orders" | "checkouts" | "shipments" | "api_keys", prefix?: string): Promise<() => Promise<void>> {
+export async function refuseInserts(
+  db: Db,
+  table: "orders" | "checkouts" | "shipments" | "api_keys",
+  prefix?: string,
+  /** The SQLSTATE to fail with (57P01, admin_shutdown, is the database going away); a plain exception by default. */
+  errcode = "P0001",
+): Promise<() => Promise<void>> {
   const name = `refuse_${table}_${Math.random().toString(36).slice(2, 8)}`;
   const when = prefix === undefined ? "" : `when (new.external_id like '${prefix}%')`;
-  await sql.raw(`create function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused'; end $$`).execute(db);
+  await sql.raw(`create function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused' using errcode = '${errcode}'; end $$`).execute(db);
   await sql.raw(`create trigger ${name} before insert on ${table} for each row ${when} execute function ${name}()`).execute(db);
   return async () => {
     await sql.raw(`drop trigger ${name} on ${table}`).execute(db);

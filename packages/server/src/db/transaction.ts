@@ -1,10 +1,10 @@
-import type { Transaction } from "kysely";
+import { sql, type Transaction } from "kysely";
 import type { Database, Db } from "./types.js";
 
 const RETRYABLE = new Set(["40001", "40P01"]); // serialization_failure, deadlock_detected
 const ATTEMPTS = 8;
 
-function isRetryable(error: unknown): boolean {
+export function isRetryable(error: unknown): boolean {
   return error instanceof Error && "code" in error && RETRYABLE.has(String(error.code));
 }
 
@@ -13,8 +13,14 @@ function isRetryable(error: unknown): boolean {
  * not at all. A transaction PostgreSQL aborts to break a deadlock, or for a
  * serialization failure, is run again (up to eight times, with jittered
  * backoff) rather than surfacing as a 500.
+ *
+ * Called inside a transaction (a batch stores its items in one), `work` runs
+ * in a savepoint instead: when it fails, what it wrote is undone and the
+ * surrounding transaction goes on; a retryable failure is left to the
+ * outermost transaction, which runs again as a whole.
  */
 export async function inTransaction<T>(db: Db, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  if (db.isTransaction) return inSavepoint(db as Transaction<Database>, work);
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.transaction().execute(work);
@@ -24,4 +30,18 @@ export async function inTransaction<T>(db: Db, work: (trx: Transaction<Database>
       await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 5 * 2 ** attempt)));
     }
   }
+}
+
+async function inSavepoint<T>(trx: Transaction<Database>, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  await sql`savepoint nested_write`.execute(trx);
+  let result: T;
+  try {
+    result = await work(trx);
+  } catch (error) {
+    // Should the database itself be gone, the first error is the one to report.
+    await sql`rollback to savepoint nested_write`.execute(trx).catch(() => {});
+    throw error;
+  }
+  await sql`release savepoint nested_write`.execute(trx);
+  return result;
 }

@@ -6,6 +6,7 @@ import type { Context } from "../context.js";
 import type { TriggerOptions } from "../automations/flows/index.js";
 import type { Db } from "../db/types.js";
 import { isDatabaseUnavailable } from "../db/index.js";
+import { inTransaction, isRetryable } from "../db/transaction.js";
 import { AppError } from "../errors.js";
 import { errorForLog } from "../logger.js";
 import { parseBody, type PhonePath } from "./body.js";
@@ -182,30 +183,35 @@ function batchItems(raw: Record<string, unknown> | undefined): unknown[] {
   return items;
 }
 
+const refusal = (externalId: string | null, error: AppError): ItemResult => ({
+  status: error.status,
+  external_id: externalId,
+  error: error.message,
+  ...(error.details ? { details: error.details } : {}),
+});
+
 const externalIdOf = (item: unknown) =>
   typeof item === "object" && item !== null && "external_id" in item && typeof item.external_id === "string" ? item.external_id : null;
-
-/** Failures of the service itself: the item was not stored, and neither are the ones after it. */
-const unavailable = (externalId: string | null): ItemResult => ({ status: 503, external_id: externalId, error: ERRORS.SERVICE_UNAVAILABLE.message });
 
 /**
  * `POST /api/v1/stores/{store_id}/<resource>/batch`: up to 1,000 records in one
  * request. The key, rate limit (one unit per record) and store are checked
  * once, before any item; then each item is validated and stored exactly as a
- * push of it alone would be (its own transaction, its automations), in order,
- * so duplicates of a key apply one after the other and the last wins. One
- * invalid item never rejects the others: each has its own result. Should the
- * database fail, the items from there on answer 503 and are not stored: every
- * result says exactly what was.
+ * push of it alone would be (the same code, its automations), in order, so
+ * duplicates of a key apply one after the other and the last wins. One invalid
+ * item never rejects the others: each has its own result. All items are
+ * written in one transaction, each in a savepoint of its own, so the batch
+ * costs one commit; should the database fail, nothing of the batch is stored
+ * and the request answers 503 (send it again).
  */
 export function batchProcedure<Body extends z.ZodType, Record extends object>(spec: UpsertSpec<Body, Record>) {
   const result = z.object({
-    status: z.number().int().meta({ description: "What a push of this item alone would have answered: 201 created, 200 updated, 422 refused; 503 or 500: not stored, retry it." }),
+    status: z.number().int().meta({ description: "What a push of this item alone would have answered: 201 created, 200 updated, 422 refused; 500: not stored, retry it." }),
     external_id: z.string().nullable().meta({ description: "The item's external_id, as sent (`null` when it had none)." }),
     record: spec.output.optional().meta({ description: "On 201 and 200: the record, as the single upsert answers it." }),
     stale: z.literal(true).optional().meta({ description: "Present when the item was older than the stored record (`source_updated_at`) and not applied." }),
     ignored_fields: z.array(z.string()).optional().meta({ description: "Fields of the item the API does not know, ignored (without strict handling)." }),
-    error: z.string().optional().meta({ description: "On 422 and 503: the error's message." }),
+    error: z.string().optional().meta({ description: "On 422 and 500: the error's message." }),
     details: z.array(errorDetailSchema).optional().meta({ description: "On 422: one entry per failing field of the item." }),
   });
   const output = z.object({
@@ -214,7 +220,7 @@ export function batchProcedure<Body extends z.ZodType, Record extends object>(sp
       .object({
         created: z.number().int().meta({ description: "Items answered 201." }),
         updated: z.number().int().meta({ description: "Items answered 200." }),
-        failed: z.number().int().meta({ description: "Items not stored (422, 500 or 503)." }),
+        failed: z.number().int().meta({ description: "Items not stored (422 or 500)." }),
       })
       .meta({ description: "The results, counted." }),
   });
@@ -243,30 +249,49 @@ export function batchProcedure<Body extends z.ZodType, Record extends object>(sp
     .output<z.ZodType<object, object>>(output)
     .mutation(async ({ ctx }) => {
       const items = batchItems(ctx.rawBody);
-      const call: ServiceCall = { db: ctx.db, store: ctx.store, options: { backfill: ctx.backfill } };
-      const results: ItemResult[] = [];
-      for (const item of items) {
+      // Validation needs no database: every item is checked before the transaction opens.
+      type Parsed = { externalId: string | null; value: z.output<Body>; ignored: string[]; refused?: undefined } | { externalId: string | null; refused: ItemResult };
+      const parsed = items.map((item): Parsed => {
         const externalId = externalIdOf(item);
-        if (results.at(-1)?.status === 503) {
-          results.push(unavailable(externalId));
-          continue;
-        }
         try {
-          const { value, ignored } = parseBody(spec.body, spec.phonePaths, item, ctx.store.country, { strict: ctx.strict });
-          const { record, created, stale } = await spec.upsert(call, value);
-          results.push({ status: created ? 201 : 200, external_id: externalId, record, ...(stale ? { stale: true as const } : {}), ...(ignored.length > 0 ? { ignored_fields: ignored } : {}) });
+          return { externalId, ...parseBody(spec.body, spec.phonePaths, item, ctx.store.country, { strict: ctx.strict }) };
         } catch (error) {
-          if (error instanceof AppError && error.status < 500) {
-            results.push({ status: error.status, external_id: externalId, error: error.message, ...(error.details ? { details: error.details } : {}) });
-          } else if (error instanceof AppError || isDatabaseUnavailable(error)) {
-            results.push(unavailable(externalId));
-          } else {
-            // Ours, not the caller's: this item was not stored (its transaction rolled back); the others go on.
-            ctx.logger.error({ err: errorForLog(error), requestId: ctx.requestId }, "batch item failed");
-            results.push({ status: 500, external_id: externalId, error: ERRORS.INTERNAL.message });
+          if (error instanceof AppError && error.status < 500) return { externalId, refused: refusal(externalId, error) };
+          throw error;
+        }
+      });
+      const results = await inTransaction(ctx.db, async (trx) => {
+        const call: ServiceCall = { db: trx, store: ctx.store, options: { backfill: ctx.backfill } };
+        const done: ItemResult[] = [];
+        for (const item of parsed) {
+          if (item.refused) {
+            done.push(item.refused);
+            continue;
+          }
+          try {
+            const { record, created, stale } = await spec.upsert(call, item.value);
+            done.push({
+              status: created ? 201 : 200,
+              external_id: item.externalId,
+              record,
+              ...(stale ? { stale: true as const } : {}),
+              ...(item.ignored.length > 0 ? { ignored_fields: item.ignored } : {}),
+            });
+          } catch (error) {
+            if (error instanceof AppError && error.status < 500) {
+              done.push(refusal(item.externalId, error));
+            } else if (error instanceof AppError || isDatabaseUnavailable(error) || isRetryable(error)) {
+              // The whole batch: run again after a deadlock, or answered 503 with nothing stored.
+              throw error;
+            } else {
+              // Ours, not the caller's: this item's savepoint rolled back, so it was not stored; the others go on.
+              ctx.logger.error({ err: errorForLog(error), requestId: ctx.requestId }, "batch item failed");
+              done.push({ status: 500, external_id: item.externalId, error: ERRORS.INTERNAL.message });
+            }
           }
         }
-      }
+        return done;
+      });
       const count = (test: (status: number) => boolean) => results.filter((r) => test(r.status)).length;
       return { results, counts: { created: count((s) => s === 201), updated: count((s) => s === 200), failed: count((s) => s >= 400) } };
     });
