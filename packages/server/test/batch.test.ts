@@ -43,6 +43,46 @@ describe("batch endpoints", () => {
     expect(await postPurchases([id])).toHaveLength(1);
   });
 
+  it("write orders sharing customers together, as the same pushes one by one leave them", async () => {
+    const [customerKey, phoneA, phoneB] = [uid("c"), "+14155550101", "+14155550102"];
+    const [o1, o2, o3, old] = [uid("o"), uid("o"), uid("o"), uid("o")];
+    // An order already stored with a newer source time, and a checkout whose recovery is pending.
+    expect((await batch("orders", [order(old, { source_updated_at: "2026-11-22T12:00:00Z", financial_status: "paid" })])).body.results[0].status).toBe(201);
+    const checkout = uid("k");
+    await server.request("POST", `/api/v1/stores/${tenant.store.id}/checkouts`, {
+      key: tenant.key,
+      body: { external_id: checkout, abandoned_at: "2026-11-22T08:00:00Z", total_price: 5, customer: { phone: phoneB } },
+    });
+    const res = await batch("orders", [
+      order(o1, { customer: { external_id: customerKey, phone: phoneA, first_name: "Ada", email: "ada@example.com" } }),
+      order(o2, { customer: { phone: phoneB }, currency: "eur" }),
+      order(old, { source_updated_at: "2026-11-22T11:00:00Z", financial_status: "refunded" }),
+      order(o3, { customer: { external_id: customerKey, phone: phoneA, first_name: "Ada B." }, tags: ["vip", "vip"] }),
+    ]);
+    expect(res.status).toBe(200);
+    expect(res.body.results.map((r: { status: number; stale?: boolean }) => [r.status, r.stale ?? false])).toEqual([
+      [201, false],
+      [201, false],
+      [200, true],
+      [201, false],
+    ]);
+    expect(res.body.results[1].record).toMatchObject({ external_id: o2, currency: "EUR" });
+    expect(res.body.results[2].record).toMatchObject({ external_id: old, financial_status: "paid" });
+    expect(res.body.results[3].record).toMatchObject({ external_id: o3, tags: ["vip"] });
+    // One customer for the key, its fields merged in order (the last sent wins, the absent kept), both orders linked to it.
+    const customers = await server.db.selectFrom("customers").selectAll().where("store_id", "=", tenant.store.id).where("external_id", "=", customerKey).execute();
+    expect(customers).toHaveLength(1);
+    expect(customers[0]).toMatchObject({ first_name: "Ada B.", email: "ada@example.com", phone: phoneA });
+    const linked = await server.db.selectFrom("orders").select(["external_id", "customer_id"]).where("external_id", "in", [o1, o3]).execute();
+    expect(linked.map((row) => row.customer_id)).toEqual([customers[0]?.id, customers[0]?.id]);
+    // A post-purchase per new order, none for the stale one; the earlier checkout's recovery is cancelled by the order after it.
+    expect((await postPurchases([o1, o2, o3, old])).map((job) => job.record_external_id).sort()).toEqual([o1, o2, o3, old].sort());
+    const recovery = await server.db.selectFrom("automation_jobs").select(["status"]).where("flow", "=", "checkout_recovery").where("record_external_id", "=", checkout).execute();
+    expect(recovery).toEqual([{ status: "cancelled" }]);
+    const syncs = await server.db.selectFrom("automation_jobs").select("record_external_id").where("flow", "=", "contact_sync").where("record_external_id", "=", customerKey).execute();
+    expect(syncs).toHaveLength(1);
+  });
+
   it("take exactly 1,000 items, and refuse 1,001 or none with a 422 before any item", async () => {
     const customers = Array.from({ length: 1000 }, (_, i) => ({ external_id: `bulk-${i}`, phone: `+1415555${String(1000 + i).padStart(4, "0")}` }));
     const full = await batch("customers", customers);

@@ -54,7 +54,14 @@ export async function cancelPendingJobs(db: Executor, filter: JobFilter, reason:
 }
 
 /** Cancels pending recoveries of the store's checkouts abandoned, by anyone with this contact, before `before`. */
-export async function cancelRecoveriesOfContactBefore(db: Executor, storeId: number, contactId: number, before: Date, reason: string): Promise<void> {
+export async function cancelRecoveriesOfContactsBefore(
+  db: Executor,
+  storeId: number,
+  orders: ReadonlyArray<{ contactId: number; before: Date }>,
+  reason: string,
+): Promise<void> {
+  if (orders.length === 0) return;
+  const pairs = sql.join(orders.map(({ contactId, before }) => sql`(${contactId}::bigint, ${before}::timestamptz)`));
   await db
     .updateTable("automation_jobs")
     .set(cancelledBecause(reason))
@@ -67,8 +74,7 @@ export async function cancelRecoveriesOfContactBefore(db: Executor, storeId: num
         .innerJoin("customers as cu", "cu.id", "c.customer_id")
         .select("c.id")
         .where("c.store_id", "=", storeId)
-        .where("cu.contact_id", "=", contactId)
-        .where("c.abandoned_at", "<", before),
+        .where(sql<boolean>`exists (select 1 from (values ${pairs}) as ordered(contact_id, before) where ordered.contact_id = cu.contact_id and c.abandoned_at < ordered.before)`),
     )
     .execute();
 }

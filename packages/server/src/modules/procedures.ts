@@ -61,6 +61,11 @@ type UpsertSpec<Body extends z.ZodType, Record extends object> = {
   errors?: readonly ErrorCode[];
   /** `stale`: the write was older than the stored record (by `source_updated_at`) and changed nothing. */
   upsert(call: ServiceCall, body: z.output<Body>): Promise<{ record: Record; created: boolean; stale: boolean }>;
+  /**
+   * The same for many records with distinct keys, in a constant number of
+   * statements (a batch uses it when it can): one result per body, in order.
+   */
+  upsertMany?(call: ServiceCall, bodies: Array<z.output<Body>>): Promise<Array<{ record: Record; created: boolean; stale: boolean }>>;
 };
 
 // `.output<z.ZodType<object, object>>`: tRPC cannot resolve a generic output type, and
@@ -190,6 +195,45 @@ const refusal = (externalId: string | null, error: AppError): ItemResult => ({
   ...(error.details ? { details: error.details } : {}),
 });
 
+type ParsedItem<Body> = { externalId: string | null; value: Body; ignored: string[]; refused?: undefined } | { externalId: string | null; refused: ItemResult };
+
+/**
+ * The valid items of a batch written together, set-based, when their keys are
+ * distinct (a key repeated must apply in order, one write after the other).
+ * Undefined when it cannot be done so: the items are then written one by one,
+ * which also tells which item a failure belongs to.
+ */
+async function upsertTogether<Body, Record extends object>(
+  call: ServiceCall,
+  upsertMany: (call: ServiceCall, bodies: Body[]) => Promise<Array<{ record: Record; created: boolean; stale: boolean }>>,
+  parsed: ReadonlyArray<ParsedItem<Body>>,
+  ctx: Pick<Context, "logger" | "requestId">,
+): Promise<ItemResult[] | undefined> {
+  const valid = parsed.flatMap((item) => (item.refused ? [] : [item]));
+  if (valid.length === 0 || new Set(valid.map((item) => item.externalId)).size < valid.length) return undefined;
+  let written: Array<{ record: Record; created: boolean; stale: boolean }>;
+  try {
+    written = await upsertMany(call, valid.map((item) => item.value));
+  } catch (error) {
+    if (error instanceof AppError || isDatabaseUnavailable(error) || isRetryable(error)) throw error;
+    // Its savepoint rolled back: nothing of it stays, and the items go one by one.
+    ctx.logger.warn({ err: errorForLog(error), requestId: ctx.requestId }, "batch written item by item");
+    return undefined;
+  }
+  const results = written.values();
+  return parsed.map((item) => {
+    if (item.refused) return item.refused;
+    const { record, created, stale } = results.next().value as { record: Record; created: boolean; stale: boolean };
+    return {
+      status: created ? 201 : 200,
+      external_id: item.externalId,
+      record,
+      ...(stale ? { stale: true as const } : {}),
+      ...(item.ignored.length > 0 ? { ignored_fields: item.ignored } : {}),
+    };
+  });
+}
+
 const externalIdOf = (item: unknown) =>
   typeof item === "object" && item !== null && "external_id" in item && typeof item.external_id === "string" ? item.external_id : null;
 
@@ -250,8 +294,7 @@ export function batchProcedure<Body extends z.ZodType, Record extends object>(sp
     .mutation(async ({ ctx }) => {
       const items = batchItems(ctx.rawBody);
       // Validation needs no database: every item is checked before the transaction opens.
-      type Parsed = { externalId: string | null; value: z.output<Body>; ignored: string[]; refused?: undefined } | { externalId: string | null; refused: ItemResult };
-      const parsed = items.map((item): Parsed => {
+      const parsed = items.map((item): ParsedItem<z.output<Body>> => {
         const externalId = externalIdOf(item);
         try {
           return { externalId, ...parseBody(spec.body, spec.phonePaths, item, ctx.store.country, { strict: ctx.strict }) };
@@ -262,6 +305,8 @@ export function batchProcedure<Body extends z.ZodType, Record extends object>(sp
       });
       const results = await inTransaction(ctx.db, async (trx) => {
         const call: ServiceCall = { db: trx, store: ctx.store, options: { backfill: ctx.backfill } };
+        const together = spec.upsertMany && (await upsertTogether(call, spec.upsertMany, parsed, ctx));
+        if (together) return together;
         const done: ItemResult[] = [];
         for (const item of parsed) {
           if (item.refused) {

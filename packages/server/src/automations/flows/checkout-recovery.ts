@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { CheckoutRow, CustomerRow, Executor, OrderRow } from "../../db/types.js";
 import { formatMoney } from "../../money.js";
-import { cancelPendingJobs, cancelRecoveriesOfContactBefore, type NewJob } from "../jobs.repository.js";
+import { cancelPendingJobs, cancelRecoveriesOfContactsBefore, type NewJob } from "../jobs.repository.js";
 import { defineFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
 import { findCheckoutForRecovery } from "./flow.repository.js";
 
@@ -66,9 +66,14 @@ export async function checkoutRecoveryJobs(trx: Executor, store: TriggerStore, c
 /**
  * Any order cancels the pending recoveries of checkouts its customer abandoned
  * before placing it. The same person may check out as a guest and order with
- * an account, so they are matched by their contact (phone).
+ * an account, so they are matched by their contact (phone). One statement for
+ * any number of orders.
  */
-export async function cancelRecoveriesForOrder(trx: Executor, store: TriggerStore, order: OrderRow, customer: CustomerRow): Promise<void> {
-  if (customer.contact_id === null) return;
-  await cancelRecoveriesOfContactBefore(trx, store.id, customer.contact_id, order.placed_at, ORDERED);
+export async function cancelRecoveriesForOrders(
+  trx: Executor,
+  store: TriggerStore,
+  orders: ReadonlyArray<{ order: Pick<OrderRow, "placed_at">; customer: Pick<CustomerRow, "contact_id"> }>,
+): Promise<void> {
+  const ordered = orders.flatMap(({ order, customer }) => (customer.contact_id === null ? [] : [{ contactId: customer.contact_id, before: order.placed_at }]));
+  await cancelRecoveriesOfContactsBefore(trx, store.id, ordered, ORDERED);
 }

@@ -18,41 +18,53 @@ export type CustomerFields = {
 /** The fields contact sync carries: a change to any of them is a new profile version. */
 const SYNCED = ["phone", "first_name", "last_name", "email", "locale", "tags", "lifetime_value", "orders_count"] as const;
 
+/** One customer of an upsert: its key, and the fields it writes. */
+export type CustomerWrite = { key: { external_id: string; keyed_by_phone: boolean }; fields: CustomerFields };
+
 /**
- * Inserts or merges the active customer with this key, and its phone's
- * messaging contact (created on first sight), in one statement: concurrent
+ * Inserts or merges the active customers with these keys, and their phones'
+ * messaging contacts (created on first sight), in one statement: concurrent
  * pushes of one new customer make exactly one customer and one contact. The
  * profile version goes up only when a synced field really changes, and
  * `profile_changed` says whether this write changed it. The contact is also
  * remembered among the customer's contacts, so an erasure finds every phone the
  * customer ever had.
+ *
+ * Every write carries the same fields (absent ones keep their stored value)
+ * and its own key: a key twice in one statement is refused by PostgreSQL.
  */
-export async function upsertCustomer(
-  db: Executor,
-  storeId: number,
-  key: { external_id: string; keyed_by_phone: boolean },
-  fields: CustomerFields,
-) {
-  const changed = profileChanged(fields);
+export async function upsertCustomers(db: Executor, storeId: number, writes: readonly CustomerWrite[]) {
+  const first = writes[0];
+  if (!first) return [];
+  const columns = Object.keys(first.fields) as (keyof CustomerFields)[];
+  const changed = profileChanged(columns);
+  const phones = [...new Set(writes.map((write) => write.fields.phone))];
   return db
     .with("contact", (qb) =>
       qb
         .insertInto("contacts")
-        .values({ store_id: storeId, phone: fields.phone })
+        .values(phones.map((phone) => ({ store_id: storeId, phone })))
         // A no-op update, so that an existing contact's id comes back too.
         .onConflict((oc) => oc.columns(["store_id", "phone"]).doUpdateSet({ phone: (eb) => eb.ref("excluded.phone") }))
-        .returning("id"),
+        .returning(["id", "phone"]),
     )
     .with("customer", (qb) =>
       qb
         .insertInto("customers")
-        .values((eb) => ({ store_id: storeId, ...key, ...fields, contact_id: eb.selectFrom("contact").select("id") }))
+        .values(
+          writes.map(({ key, fields }) => ({
+            store_id: storeId,
+            ...key,
+            ...fields,
+            contact_id: sql<number>`(select id from contact where contact.phone = ${fields.phone})`,
+          })),
+        )
         .onConflict((oc) =>
           oc
             .columns(["store_id", "external_id"])
             .where("deleted_at", "is", null)
             .doUpdateSet((eb) => ({
-              ...fields,
+              ...Object.fromEntries(columns.map((column) => [column, eb.ref(`excluded.${column}`)])),
               contact_id: eb.ref("excluded.contact_id"),
               updated_at: now(),
               profile_version: sql<number>`customers.profile_version + case when ${changed} then 1 else 0 end`,
@@ -70,19 +82,23 @@ export async function upsertCustomer(
         .columns(["customer_id", "contact_id"])
         // Only a write that created the customer or changed its profile (the phone is part of it) can bring a new contact.
         .expression((eb) =>
-          eb.selectFrom("customer").innerJoin("contact", (join) => join.onTrue()).select(["customer.id", "contact.id as contact_id"]).where("customer.profile_changed", "=", true),
+          eb
+            .selectFrom("customer")
+            .innerJoin("contact", "contact.phone", "customer.phone")
+            .select(["customer.id", "contact.id as contact_id"])
+            .where("customer.profile_changed", "=", true),
         )
         .onConflict((oc) => oc.doNothing()),
     )
     .selectFrom("customer")
     .selectAll()
     // Nothing comes back for a write older than the stored customer.
-    .executeTakeFirst();
+    .execute();
 }
 
 /** True when a synced field the write carries differs from the stored one. */
-function profileChanged(fields: CustomerFields): RawBuilder<boolean> {
-  const changed = SYNCED.filter((column) => fields[column] !== undefined).map(
+function profileChanged(columns: readonly (keyof CustomerFields)[]): RawBuilder<boolean> {
+  const changed = SYNCED.filter((column) => columns.includes(column)).map(
     (column) => sql`${sql.ref(`customers.${column}`)} is distinct from ${sql.ref(`excluded.${column}`)}`,
   );
   return sql<boolean>`(${sql.join(changed, sql` or `)})`;

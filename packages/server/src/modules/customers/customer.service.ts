@@ -35,16 +35,13 @@ export function uniqueTags(tags: readonly string[] | null | undefined): string[]
 export type UpsertedCustomer = { row: CustomerRow; created: boolean; jobs: NewJob[] };
 
 /**
- * Upserts a customer inside the caller's transaction, by the key rule: its
- * `external_id`, else its phone, which arrives in E.164 (the body parser
- * normalised it in the store's country).
+ * What an upsert writes of a customer, by the key rule: its `external_id`,
+ * else its phone, which arrives in E.164 (the body parser normalised it in the
+ * store's country). Absent fields are left out, so they keep their stored value.
  */
-export async function upsertCustomerIn(trx: Executor, store: StoreContext, input: CustomerInput, options: TriggerOptions): Promise<UpsertedCustomer> {
+export function customerWrite(input: CustomerInput): repo.CustomerWrite {
   const phone = input.phone;
-  const key = input.external_id
-    ? { external_id: input.external_id, keyed_by_phone: false }
-    : { external_id: phone, keyed_by_phone: true };
-
+  const key = input.external_id ? { external_id: input.external_id, keyed_by_phone: false } : { external_id: phone, keyed_by_phone: true };
   const fields: repo.CustomerFields = { phone };
   if (input.first_name !== undefined) fields.first_name = input.first_name;
   if (input.last_name !== undefined) fields.last_name = input.last_name;
@@ -55,11 +52,45 @@ export async function upsertCustomerIn(trx: Executor, store: StoreContext, input
   if (input.lifetime_value !== undefined) fields.lifetime_value = input.lifetime_value ?? 0;
   if (input.orders_count !== undefined) fields.orders_count = input.orders_count ?? 0;
   if (input.source_updated_at !== undefined) fields.source_updated_at = input.source_updated_at;
+  return { key, fields };
+}
 
-  const upserted = await repo.upsertCustomer(trx, store.id, key, fields);
+/** Upserts a customer inside the caller's transaction, by the key rule (see {@link customerWrite}). */
+export async function upsertCustomerIn(trx: Executor, store: StoreContext, input: CustomerInput, options: TriggerOptions): Promise<UpsertedCustomer> {
+  const [upserted] = await repo.upsertCustomers(trx, store.id, [customerWrite(input)]);
   if (!upserted) throw new StaleWrite();
   const { inserted, ...row } = upserted;
   return { row, created: inserted, jobs: contactSyncJobs(store, row, options) };
+}
+
+/**
+ * Upserts many customers with distinct keys inside the caller's transaction:
+ * one statement per set of fields sent (a batch from one shop usually has
+ * one). Returns the customers written by key, and the automation jobs they
+ * call for; a write older than its stored customer is not among them.
+ */
+export async function upsertCustomersIn(
+  trx: Executor,
+  store: StoreContext,
+  inputs: readonly CustomerInput[],
+  options: TriggerOptions,
+): Promise<{ rows: Map<string, CustomerRow & { inserted: boolean }>; jobs: NewJob[] }> {
+  const shapes = new Map<string, repo.CustomerWrite[]>();
+  for (const write of inputs.map(customerWrite)) {
+    const shape = Object.keys(write.fields).sort().join();
+    shapes.set(shape, [...(shapes.get(shape) ?? []), write]);
+  }
+  const rows = new Map<string, CustomerRow & { inserted: boolean }>();
+  const jobs: NewJob[] = [];
+  for (const writes of shapes.values()) {
+    // Rows in key order: two batches that share customers lock them in the same order.
+    writes.sort((a, b) => (a.key.external_id < b.key.external_id ? -1 : a.key.external_id > b.key.external_id ? 1 : 0));
+    for (const row of await repo.upsertCustomers(trx, store.id, writes)) {
+      rows.set(row.external_id ?? "", row);
+      jobs.push(...contactSyncJobs(store, row, options));
+    }
+  }
+  return { rows, jobs };
 }
 
 /** The active customer, read back with its E.164 phone (404 `Customer not found` when absent or erased). */

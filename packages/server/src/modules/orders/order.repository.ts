@@ -12,25 +12,40 @@ export type OrderWrite = {
   source_updated_at?: string;
 } & SharedOptionalColumns;
 
-export function upsertOrder(db: Executor, storeId: number, order: OrderWrite) {
-  const { external_id: _key, ...changes } = order;
+/**
+ * Inserts or updates these orders in one statement. Every write carries the
+ * same fields (absent ones keep their stored value) and its own key.
+ */
+export function upsertOrders(db: Executor, storeId: number, orders: readonly OrderWrite[]) {
+  const first = orders[0];
+  if (!first) return Promise.resolve([]);
+  const columns = Object.keys(first).filter((column) => column !== "external_id") as (keyof OrderWrite)[];
   return db
     .insertInto("orders")
-    .values({ store_id: storeId, ...order })
+    .values(orders.map((order) => ({ store_id: storeId, ...order })))
     .onConflict((oc) =>
       oc
         .columns(["store_id", "external_id"])
-        .doUpdateSet({ ...changes, source_updated_at: keptSourceTime("orders"), updated_at: now() })
+        .doUpdateSet((eb) => ({
+          ...Object.fromEntries(columns.map((column) => [column, eb.ref(`excluded.${column}`)])),
+          source_updated_at: keptSourceTime("orders"),
+          updated_at: now(),
+        }))
         .where(notStale("orders")),
     )
     .returningAll()
     .returning(wasInserted.as("inserted"))
     // Nothing comes back for a write older than the stored order.
-    .executeTakeFirst();
+    .execute();
 }
 
 export function findOrder(db: Executor, storeId: number, externalId: string) {
   return db.selectFrom("orders").selectAll().where("store_id", "=", storeId).where("external_id", "=", externalId).executeTakeFirst();
+}
+
+export function findOrders(db: Executor, storeId: number, externalIds: readonly string[]) {
+  if (externalIds.length === 0) return Promise.resolve([]);
+  return db.selectFrom("orders").selectAll().where("store_id", "=", storeId).where("external_id", "in", externalIds).execute();
 }
 
 export function updateOrder(db: Executor, storeId: number, externalId: string, changes: Partial<Omit<OrderWrite, "external_id">>) {

@@ -28,6 +28,8 @@ const orderUpsert = upsertSpec({
     const { order, created, stale } = await orders.upsertOrder(call.db, call.store, body, call.options);
     return { record: order, created, stale };
   },
+  upsertMany: async (call, bodies) =>
+    (await orders.upsertOrders(call.db, call.store, bodies, call.options)).map(({ order, created, stale }) => ({ record: order, created, stale })),
 });
 
 export const orderRouter = router({

@@ -1,6 +1,6 @@
 import type { Order, OrderInput, OrderPatch, OrderRecord } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/store-context.js";
-import { cancelRecoveriesForOrder, postPurchaseJobs, type TriggerOptions } from "../../automations/flows/index.js";
+import { cancelRecoveriesForOrders, postPurchaseJobs, type TriggerOptions } from "../../automations/flows/index.js";
 import { enqueueJobs } from "../../automations/jobs.repository.js";
 import { inTransaction } from "../../db/transaction.js";
 import type { Db, OrderRow } from "../../db/types.js";
@@ -8,7 +8,7 @@ import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
-import { upsertCustomerIn } from "../customers/customer.service.js";
+import { upsertCustomerIn, upsertCustomersIn } from "../customers/customer.service.js";
 import { orStored, presentOnly, sharedOptionalColumns, StaleWrite } from "../fields.js";
 import * as repo from "./order.repository.js";
 
@@ -41,6 +41,21 @@ export function toOrder(row: OrderRow): Order {
   };
 }
 
+/** What an upsert writes of an order, linked to its customer; absent fields are left out, so they keep their stored value. */
+function orderWrite(input: OrderInput, customerId: number): repo.OrderWrite {
+  return {
+    external_id: input.external_id,
+    customer_id: customerId,
+    placed_at: input.placed_at,
+    total_price: toMoney(input.total_price),
+    ...presentOnly({ financial_status: input.financial_status, fulfillment_status: input.fulfillment_status, source_updated_at: input.source_updated_at }),
+    ...sharedOptionalColumns(input),
+  };
+}
+
+/** An embedded customer follows its order: the order's source time decides, not the customer's. */
+const embeddedCustomer = (input: OrderInput) => ({ ...input.customer, source_updated_at: undefined });
+
 /** The order and its embedded customer (upserted by the key rule and linked) in one transaction. */
 export async function upsertOrder(
   db: Db,
@@ -51,19 +66,11 @@ export async function upsertOrder(
   return orStored(
     () =>
       inTransaction(db, async (trx) => {
-        // An embedded customer follows its order: the order's source time decides.
-        const { row: customer, jobs } = await upsertCustomerIn(trx, store, { ...input.customer, source_updated_at: undefined }, options);
-        const upserted = await repo.upsertOrder(trx, store.id, {
-          external_id: input.external_id,
-          customer_id: customer.id,
-          placed_at: input.placed_at,
-          total_price: toMoney(input.total_price),
-          ...presentOnly({ financial_status: input.financial_status, fulfillment_status: input.fulfillment_status, source_updated_at: input.source_updated_at }),
-          ...sharedOptionalColumns(input),
-        });
+        const { row: customer, jobs } = await upsertCustomerIn(trx, store, embeddedCustomer(input), options);
+        const [upserted] = await repo.upsertOrders(trx, store.id, [orderWrite(input, customer.id)]);
         if (!upserted) throw new StaleWrite();
         const { inserted, ...row } = upserted;
-        await cancelRecoveriesForOrder(trx, store, row, customer);
+        await cancelRecoveriesForOrders(trx, store, [{ order: row, customer }]);
         await enqueueJobs(trx, [...jobs, ...postPurchaseJobs(store, row, inserted, options)]);
         return { order: toOrder(row), created: inserted };
       }),
@@ -72,6 +79,63 @@ export async function upsertOrder(
       return row && { order: toOrder(row), created: false };
     },
   );
+}
+
+/**
+ * Many orders with distinct external_ids, in a constant number of statements
+ * inside the caller's transaction (a batch): the customers, the orders (one
+ * statement per set of fields sent), the recovery cancellations and the jobs.
+ * Each order is stored and triggers as it would pushed alone. A customer
+ * embedded in several orders is written once, with its fields merged in order
+ * (the last one sent wins), as the same pushes one after the other leave it;
+ * it triggers one contact sync for the result.
+ */
+export async function upsertOrders(
+  db: Db,
+  store: StoreContext,
+  inputs: readonly OrderInput[],
+  options: TriggerOptions,
+): Promise<Array<{ order: Order; created: boolean; stale: boolean }>> {
+  return inTransaction(db, async (trx) => {
+    const customerKey = (input: OrderInput) => input.customer.external_id || input.customer.phone;
+    const merged = new Map<string, OrderInput["customer"]>();
+    for (const input of inputs) {
+      const key = customerKey(input);
+      merged.set(key, { ...merged.get(key), ...presentOnly(embeddedCustomer(input)) } as OrderInput["customer"]);
+    }
+    const customers = await upsertCustomersIn(trx, store, [...merged.values()], options);
+
+    const shapes = new Map<string, repo.OrderWrite[]>();
+    for (const input of inputs) {
+      const customer = customers.rows.get(customerKey(input));
+      if (!customer) throw new Error("an embedded customer was not written");
+      const write = orderWrite(input, customer.id);
+      const shape = Object.keys(write).sort().join();
+      shapes.set(shape, [...(shapes.get(shape) ?? []), write]);
+    }
+    const written = new Map<string, OrderRow & { inserted: boolean }>();
+    for (const writes of shapes.values()) {
+      // Rows in key order: two batches that share orders lock them in the same order.
+      writes.sort((a, b) => (a.external_id < b.external_id ? -1 : a.external_id > b.external_id ? 1 : 0));
+      for (const row of await repo.upsertOrders(trx, store.id, writes)) written.set(row.external_id, row);
+    }
+    const stale = new Map((await repo.findOrders(trx, store.id, inputs.map((input) => input.external_id).filter((id) => !written.has(id)))).map((row) => [row.external_id, row]));
+
+    const fresh = inputs.flatMap((input) => {
+      const order = written.get(input.external_id);
+      const customer = customers.rows.get(customerKey(input));
+      return order && customer ? [{ order, customer }] : [];
+    });
+    await cancelRecoveriesForOrders(trx, store, fresh);
+    await enqueueJobs(trx, [...customers.jobs, ...fresh.flatMap(({ order }) => postPurchaseJobs(store, order, order.inserted, options))]);
+    return inputs.map((input) => {
+      const row = written.get(input.external_id);
+      if (row) return { order: toOrder(row), created: row.inserted, stale: false };
+      const stored = stale.get(input.external_id);
+      if (!stored) throw new Error("an order was neither written nor found");
+      return { order: toOrder(stored), created: false, stale: true };
+    });
+  });
 }
 
 /** PATCH changes no field any automation reads, so it triggers nothing. */
