@@ -65,7 +65,7 @@ type UpsertSpec<Body extends z.ZodType, Record extends object> = {
    * The same for many records with distinct keys, in a constant number of
    * statements (a batch uses it when it can): one result per body, in order.
    */
-  upsertMany?(call: ServiceCall, bodies: Array<z.output<Body>>): Promise<Array<{ record: Record; created: boolean; stale: boolean }>>;
+  upsertMany?: (call: ServiceCall, bodies: Array<z.output<Body>>) => Promise<Array<{ record: Record; created: boolean; stale: boolean }>>;
 };
 
 // `.output<z.ZodType<object, object>>`: tRPC cannot resolve a generic output type, and
