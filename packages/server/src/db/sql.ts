@@ -34,9 +34,9 @@ export function keptSourceTime(table: SourcedTable): RawBuilder<string | null> {
 export const wasInserted = sql<boolean>`(xmax = 0)`;
 
 /**
- * Runs `work` so that a failure `expected` says is part of the plan undoes only
- * its own statements and leaves the surrounding transaction usable; any other
- * failure (a deadlock, a timeout) still fails the transaction.
+ * Runs `work` so that a failure undoes only its own statements. A failure
+ * `expected` says is part of the plan answers `undefined`; any other is passed
+ * on (a deadlock or a timeout then still fails the transaction).
  */
 export async function inSavepoint<T>(db: Trx, name: string, work: () => Promise<T>, expected: (error: unknown) => boolean): Promise<T | undefined> {
   await sql.raw(`savepoint ${name}`).execute(db);
@@ -45,7 +45,11 @@ export async function inSavepoint<T>(db: Trx, name: string, work: () => Promise<
     await sql.raw(`release savepoint ${name}`).execute(db);
     return result;
   } catch (error) {
-    if (!expected(error)) throw error;
+    if (!expected(error)) {
+      // Undone all the same, so a caller that carries on finds the transaction usable; should the database itself be gone, the first error is the one to report.
+      await sql.raw(`rollback to savepoint ${name}`).execute(db).catch(() => {});
+      throw error;
+    }
     await sql.raw(`rollback to savepoint ${name}`).execute(db);
     return undefined;
   }

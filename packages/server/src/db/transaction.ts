@@ -1,4 +1,5 @@
-import { sql, type Transaction } from "kysely";
+import type { Transaction } from "kysely";
+import { inSavepoint } from "./sql.js";
 import type { Database, Db } from "./types.js";
 
 const RETRYABLE = new Set(["40001", "40P01"]); // serialization_failure, deadlock_detected
@@ -20,7 +21,11 @@ export function isRetryable(error: unknown): boolean {
  * outermost transaction, which runs again as a whole.
  */
 export async function inTransaction<T>(db: Db, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-  if (db.isTransaction) return inSavepoint(db as Transaction<Database>, work);
+  if (db.isTransaction) {
+    const trx = db as Transaction<Database>;
+    // Nothing is an expected failure here: every one is undone and passed on.
+    return (await inSavepoint(trx, "nested_write", () => work(trx), () => false)) as T;
+  }
   for (let attempt = 1; ; attempt++) {
     try {
       return await db.transaction().execute(work);
@@ -32,16 +37,3 @@ export async function inTransaction<T>(db: Db, work: (trx: Transaction<Database>
   }
 }
 
-async function inSavepoint<T>(trx: Transaction<Database>, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-  await sql`savepoint nested_write`.execute(trx);
-  let result: T;
-  try {
-    result = await work(trx);
-  } catch (error) {
-    // Should the database itself be gone, the first error is the one to report.
-    await sql`rollback to savepoint nested_write`.execute(trx).catch(() => {});
-    throw error;
-  }
-  await sql`release savepoint nested_write`.execute(trx);
-  return result;
-}
