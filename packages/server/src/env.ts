@@ -34,6 +34,8 @@ const envSchema = z.object({
   SEED_DEMO: bool.default(true),
   RUN_WORKER: bool.default(true),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /** Jobs one worker slot runs in one transaction (local delivery). */
+  WORKER_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(100),
   /** Server processes sharing the port (PostgreSQL only): more cores for the API. */
   CLUSTER_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   WORKER_POLL_MS: z.coerce.number().int().min(10).default(500),
@@ -148,6 +150,7 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
     runWorker: env.RUN_WORKER,
     worker: {
       concurrency: env.WORKER_CONCURRENCY,
+      batchSize: env.WORKER_BATCH_SIZE,
       pollIntervalMs: env.WORKER_POLL_MS,
       leaseSeconds: env.JOB_LEASE_SECONDS,
       maxAttempts: env.JOB_MAX_ATTEMPTS,

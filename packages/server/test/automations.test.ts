@@ -8,7 +8,7 @@ import * as tenants from "../src/auth/tenant.service.js";
 import { pino } from "pino";
 import { claimJobs } from "../src/automations/jobs.repository.js";
 import { recordingProvider, webhookProvider, type MessagingProvider } from "../src/automations/providers.js";
-import { runJob } from "../src/automations/worker.js";
+import { runJob, runJobs } from "../src/automations/worker.js";
 import { ADMIN_TOKEN, FAST_WORKER, refuseInserts, startTestServer, type TestServer } from "./helpers.js";
 
 let server: TestServer;
@@ -581,6 +581,74 @@ describe("a worker that lost its lease", () => {
     expect(messages).not.toContain("automation succeeded");
     expect(messages).toContain("automation left to the worker that took it over");
     expect(after).toMatchObject({ status: "running", locked_by: "worker-b" });
+  });
+});
+
+describe("jobs run together", () => {
+  let own: TestServer;
+  beforeAll(async () => {
+    own = await startTestServer();
+  });
+  afterAll(() => own?.close());
+
+  /** A store with `count` new orders and one shipment per order, their jobs claimed by `worker-a`. */
+  async function claimedJobs(count: number) {
+    const t = await own.createTenant();
+    const orders = Array.from({ length: count }, () => order(newPhone()));
+    expect((await own.request("POST", `/api/v1/stores/${t.store.id}/orders/batch`, { key: t.key, body: { items: orders } })).status).toBe(200);
+    const shipments = orders.map((o) => ({ external_id: uid("shipment"), order_external_id: o.external_id, status: "in_transit" }));
+    expect((await own.request("POST", `/api/v1/stores/${t.store.id}/shipments/batch`, { key: t.key, body: { items: shipments } })).status).toBe(200);
+    const jobs = (await claimJobs(own.db, "worker-a", 30, 1000)).filter((job) => job.store_id === t.store.id);
+    expect(jobs.filter((job) => job.flow === "post_purchase")).toHaveLength(count);
+    expect(jobs.filter((job) => job.flow === "shipping_notification")).toHaveLength(count);
+    const lines: Array<{ msg: string; jobId?: number }> = [];
+    const logger = pino({ level: "info" }, { write: (line: string) => lines.push(JSON.parse(line) as { msg: string }) });
+    const run = () => runJobs({ db: own.db, logger, provider: recordingProvider(pino({ level: "silent" })), workerId: "worker-a" }, FAST_WORKER, jobs);
+    const outcome = async () => {
+      const rows = await own.db.selectFrom("automation_jobs").select(["id", "status", "last_error", "locked_by"]).where("store_id", "=", t.store.id).execute();
+      const messages = await own.db.selectFrom("messages").select(["job_id", "to_phone", "content"]).where("store_id", "=", t.store.id).execute();
+      return { rows: new Map(rows.map((row) => [row.id, row])), messages };
+    };
+    return { t, orders, jobs, lines, run, outcome };
+  }
+
+  it("each comes to what it would alone: one message per job, to its customer, with its record", async () => {
+    const { orders, jobs, lines, run, outcome } = await claimedJobs(12);
+    // One of them was taken over by another worker (its lease ran out): it is left to that one.
+    const takenOver = jobs.find((job) => job.flow === "post_purchase");
+    if (!takenOver) throw new Error("no post-purchase job");
+    await own.db.updateTable("automation_jobs").set({ locked_by: "worker-b" }).where("id", "=", takenOver.id).execute();
+    await run();
+    const { rows, messages } = await outcome();
+    expect(messages).toHaveLength(jobs.length - 1);
+    expect(messages.map((message) => message.job_id)).not.toContain(takenOver.id);
+    expect(rows.get(takenOver.id)).toMatchObject({ status: "running", locked_by: "worker-b" });
+    for (const job of jobs.filter((candidate) => candidate.id !== takenOver.id)) expect(rows.get(job.id)?.status).toBe("succeeded");
+    const thanks = messages.filter((message) => (message.content as { template: string }).template === "post_purchase");
+    expect(thanks).toHaveLength(11);
+    for (const message of thanks) {
+      const sent = orders.find((o) => o.external_id === (message.content as { order: { external_id: string } }).order.external_id);
+      expect(message.to_phone).toBe(sent?.customer.phone);
+      expect(message.content).toMatchObject({ first_name: "Ada", order: { total_price: "42.50", currency: "EUR" } });
+    }
+    expect(lines.filter((line) => line.msg === "automation succeeded")).toHaveLength(jobs.length - 1);
+    expect(lines.filter((line) => line.msg === "automation left to the worker that took it over")).toHaveLength(1);
+    expect(lines.map((line) => line.msg)).not.toContain("automations run one by one");
+  });
+
+  it("a job that fails leaves nothing of the group: each then runs alone, and only the failing one is retried", async () => {
+    const { jobs, lines, run, outcome } = await claimedJobs(5);
+    const broken = jobs.find((job) => job.flow === "shipping_notification");
+    if (!broken) throw new Error("no shipping job");
+    // A payload that no longer matches its flow fails the job loudly.
+    broken.payload = { status: 42 };
+    await run();
+    const { rows, messages } = await outcome();
+    expect(lines.map((line) => line.msg)).toContain("automations run one by one");
+    expect(rows.get(broken.id)).toMatchObject({ status: "pending" });
+    expect(rows.get(broken.id)?.last_error).toBeTruthy();
+    expect(messages.map((message) => message.job_id).sort()).toEqual(jobs.filter((job) => job.id !== broken.id).map((job) => job.id).sort());
+    for (const job of jobs.filter((candidate) => candidate.id !== broken.id)) expect(rows.get(job.id)?.status).toBe("succeeded");
   });
 });
 

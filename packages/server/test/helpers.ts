@@ -80,6 +80,7 @@ export type TestServer = Awaited<ReturnType<typeof startTestServer>>;
 /** The real app on a real port over a real database; requests go through HTTP. */
 export const FAST_WORKER: WorkerOptions = {
   concurrency: 4,
+  batchSize: 100,
   pollIntervalMs: 20,
   leaseSeconds: 30,
   maxAttempts: 3,

@@ -145,6 +145,40 @@ export async function finishJob(
   return Number(result.numUpdatedRows) === 1;
 }
 
+/**
+ * Of these claimed jobs, the ones this worker still holds (the same worker and
+ * attempt), locked until the transaction ends: no other worker can take them
+ * over while a group of them runs.
+ */
+export async function holdJobs(trx: Executor, jobs: ReadonlyArray<Pick<JobRow, "id" | "attempts">>, workerId: string): Promise<Set<number>> {
+  if (jobs.length === 0) return new Set();
+  const rows = await trx
+    .selectFrom("automation_jobs")
+    .select(["id", "attempts"])
+    .where("id", "in", jobs.map((job) => job.id))
+    .where("status", "=", "running")
+    .where("locked_by", "=", workerId)
+    .forUpdate()
+    .execute();
+  const attempts = new Map(rows.map((row) => [Number(row.id), row.attempts]));
+  return new Set(jobs.filter((job) => attempts.get(Number(job.id)) === job.attempts).map((job) => job.id));
+}
+
+/** Ends jobs this worker holds (see `holdJobs`), each with its own outcome, in one statement. */
+export async function finishJobs(
+  trx: Executor,
+  jobs: ReadonlyArray<{ job: Pick<JobRow, "id" | "attempts">; status: "succeeded" | "cancelled"; error: string | null }>,
+  workerId: string,
+): Promise<void> {
+  if (jobs.length === 0) return;
+  const outcomes = sql.join(jobs.map(({ job, status, error }) => sql`(${job.id}::bigint, ${job.attempts}::int, ${status}::text, ${error}::text)`));
+  await sql`
+    update automation_jobs as job
+    set status = outcome.status, last_error = outcome.error, locked_until = null, updated_at = now(), finished_at = now()
+    from (values ${outcomes}) as outcome(id, attempts, status, error)
+    where job.id = outcome.id and job.attempts = outcome.attempts and job.status = 'running' and job.locked_by = ${workerId}`.execute(trx);
+}
+
 export type NewMessage = {
   store_id: number;
   job_id: number;
@@ -167,6 +201,18 @@ export async function recordMessage(db: Executor, message: NewMessage, status: "
     .onConflict((oc) => oc.column("job_id").doUpdateSet({ job_id: (eb) => eb.ref("excluded.job_id") }))
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/** Records the messages of many jobs in one statement, each once (see `recordMessage`): by job id. */
+export async function recordMessages(db: Executor, messages: readonly NewMessage[], status: "pending" | "sent") {
+  if (messages.length === 0) return new Map<number, Awaited<ReturnType<typeof recordMessage>>>();
+  const rows = await db
+    .insertInto("messages")
+    .values(messages.map((message) => ({ ...message, content: JSON.stringify(message.content), status, sent_at: status === "sent" ? now() : null })))
+    .onConflict((oc) => oc.column("job_id").doUpdateSet({ job_id: (eb) => eb.ref("excluded.job_id") }))
+    .returningAll()
+    .execute();
+  return new Map(rows.map((row) => [Number(row.job_id), row]));
 }
 
 /** Marks the job's message sent and the job succeeded, in one statement; false when this worker no longer holds the job. */

@@ -4,13 +4,18 @@ import { inTransaction } from "../db/transaction.js";
 import type { Db, JobRow } from "../db/types.js";
 import { errorForLog, type Logger } from "../logger.js";
 import { formatTimestamp } from "../time.js";
-import { decide } from "./flows/index.js";
+import { decide, decideMany, runsInGroups } from "./flows/index.js";
 import { isCustomerErased } from "./flows/flow.repository.js";
-import { claimJobs, completeDelivery, finishJob, recordMessage, setMessageStatus } from "./jobs.repository.js";
+import { claimJobs, completeDelivery, finishJob, finishJobs, holdJobs, recordMessage, recordMessages, setMessageStatus, type NewMessage } from "./jobs.repository.js";
 import type { MessagingProvider, OutboundMessage } from "./providers.js";
 
 export type WorkerOptions = {
   concurrency: number;
+  /**
+   * Jobs run together in one transaction when delivery is local: one claim,
+   * one commit, one insert of their messages and one update ending them.
+   */
+  batchSize: number;
   pollIntervalMs: number;
   leaseSeconds: number;
   maxAttempts: number;
@@ -81,15 +86,7 @@ export async function runJob(
         },
         provider.external ? "pending" : "sent",
       );
-      // Checked against the published webhook type: a flow whose content drifted fails here, loudly, not at the receiver.
-      const outbound: OutboundMessage = webhookMessageSchema.parse({
-        id: message.id,
-        store_id: message.store_id,
-        flow: message.flow,
-        to: message.to_phone,
-        content: message.content,
-        created_at: formatTimestamp(message.created_at),
-      });
+      const outbound = outboundOf(message);
       if (provider.external) return { kind: "deliver" as const, outbound, customerId: message.customer_id, alreadySent: message.status === "sent" };
       // Local delivery: the message and the job's end commit together, exactly once.
       if (!(await finishJob(trx, job, workerId, { status: "succeeded" }))) throw new LeaseLost();
@@ -141,23 +138,93 @@ export async function runJob(
 }
 
 /**
- * Runs due jobs until stopped, `concurrency` at a time: each job that ends
- * frees its slot for the next due job at once, so one slow delivery never holds
- * the others back. Any number of workers, in any number of processes, can share
- * one PostgreSQL: claiming skips locked rows, and a job whose worker died is
- * taken again once its lease runs out.
+ * Runs claimed jobs together when delivery is local (the database row is the
+ * message) and their flows only read: one transaction reads each flow's records in one statement, records every message in one
+ * statement, ends every job in another and commits once. Each job comes to
+ * exactly what it would alone. Should anything fail (a flow's error, a
+ * deadlock with a request), nothing of the group stays, and each job runs on
+ * its own, which also tells which one failed and retries it alone.
+ */
+export async function runJobs(
+  deps: { db: Db; logger: Logger; provider: MessagingProvider; workerId: string },
+  options: WorkerOptions,
+  jobs: readonly JobRow[],
+): Promise<void> {
+  const { db, logger, provider, workerId } = deps;
+  // Delivery that leaves the process, flows that write or lock for update, and jobs out of attempts go one by one.
+  const grouped = (job: JobRow) => !provider.external && runsInGroups(job.flow) && job.attempts <= options.maxAttempts;
+  const alone = jobs.filter((job) => !grouped(job));
+  const together = jobs.filter(grouped);
+  if (together.length > 1) {
+    try {
+      const ended = await inTransaction(db, async (trx) => {
+        const held = await holdJobs(trx, together, workerId);
+        const decided = await decideMany(trx, together.filter((job) => held.has(job.id)));
+        const messages: NewMessage[] = decided.flatMap(({ job, decision }) =>
+          decision.send
+            ? [{ store_id: job.store_id, job_id: job.id, flow: job.flow, customer_id: decision.recipient.id, contact_id: decision.recipient.contact_id, to_phone: decision.recipient.phone, content: decision.content, provider: provider.name }]
+            : [],
+        );
+        const recorded = await recordMessages(trx, messages, "sent");
+        await finishJobs(trx, decided.map(({ job, decision }) => ({ job, status: decision.send ? "succeeded" : "cancelled", error: decision.send ? null : decision.reason })), workerId);
+        const outcomes = decided.map(({ job, decision }) => {
+          const message = decision.send ? recorded.get(Number(job.id)) : undefined;
+          if (decision.send && !message) throw new Error("a message was not recorded");
+          return { job, reason: decision.send ? undefined : decision.reason, outbound: message && outboundOf(message) };
+        });
+        // Local delivery: the messages and the jobs' ends commit together, exactly once.
+        for (const { outbound } of outcomes) if (outbound) await provider.deliver(outbound);
+        return { outcomes, lost: together.filter((job) => !held.has(job.id)) };
+      });
+      for (const { job, reason, outbound } of ended.outcomes) {
+        const fields = { worker: workerId, jobId: job.id, flow: job.flow, attempt: job.attempts };
+        if (outbound) logger.info({ ...fields, messageId: outbound.id }, "automation succeeded");
+        else logger.info({ ...fields, reason }, "automation had nothing to send");
+      }
+      for (const job of ended.lost) logger.warn({ worker: workerId, jobId: job.id, flow: job.flow, attempt: job.attempts }, LEFT_TO_OTHER);
+    } catch (error) {
+      logger.warn({ err: errorForLog(error), jobs: together.length }, "automations run one by one");
+      alone.push(...together);
+    }
+  } else {
+    alone.push(...together);
+  }
+  for (const job of alone) await runJob(deps, options, job);
+}
+
+/** A recorded message as it leaves the service, checked against the published webhook type. */
+function outboundOf(message: { id: string; store_id: number; flow: string; to_phone: string | null; content: unknown; created_at: Date }): OutboundMessage {
+  // A flow whose content drifted fails here, loudly, not at the receiver.
+  return webhookMessageSchema.parse({
+    id: message.id,
+    store_id: message.store_id,
+    flow: message.flow,
+    to: message.to_phone,
+    content: message.content,
+    created_at: formatTimestamp(message.created_at),
+  });
+}
+
+/**
+ * Runs due jobs until stopped, `concurrency` groups at a time (of up to
+ * `batchSize` jobs when delivery is local, one job otherwise): each group that
+ * ends frees its slot for the next due jobs at once, so one slow delivery never
+ * holds the others back. Any number of workers, in any number of processes, can
+ * share one PostgreSQL: claiming skips locked rows, and a job whose worker died
+ * is taken again once its lease runs out.
  */
 export function startWorker(deps: { db: Db; logger: Logger; provider: MessagingProvider }, options: WorkerOptions): Worker {
   const id = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
   const logger = deps.logger.child({ worker: id });
   const runDeps = { ...deps, logger, workerId: id };
+  const groupSize = deps.provider.external ? 1 : Math.max(1, options.batchSize);
   const inFlight = new Set<Promise<void>>();
   let running = true;
   let claiming = false;
   /** Set when a slot freed up or a nudge came while a claim was under way: claim again right after. */
   let again = false;
 
-  /** Fills every free slot with a due job; one claim at a time, so slots are never over-filled. */
+  /** Fills every free slot with due jobs; one claim at a time, so slots are never over-filled. */
   async function fill(): Promise<void> {
     if (claiming) {
       again = true;
@@ -171,23 +238,25 @@ export function startWorker(deps: { db: Db; logger: Logger; provider: MessagingP
         if (!running || free <= 0) break;
         let jobs: JobRow[] = [];
         try {
-          jobs = await claimJobs(deps.db, id, options.leaseSeconds, free);
+          jobs = await claimJobs(deps.db, id, options.leaseSeconds, free * groupSize);
         } catch (error) {
           logger.warn({ err: errorForLog(error) }, "could not claim jobs");
           break;
         }
-        for (const job of jobs) start(job);
-        // A full batch means more may be due right now.
-        if (jobs.length === free) again = true;
+        // Spread over the free slots, so a small backlog still runs side by side.
+        const groups = Math.min(free, Math.ceil(jobs.length / groupSize));
+        for (let slot = 0; slot < groups; slot++) start(jobs.filter((_, index) => index % groups === slot));
+        // A full claim means more may be due right now.
+        if (jobs.length === free * groupSize) again = true;
       } while (again && running);
     } finally {
       claiming = false;
     }
   }
 
-  function start(job: JobRow): void {
-    const run: Promise<void> = runJob(runDeps, options, job)
-      // runJob settles every job itself; a rejection here would be a bug, and must not stop the worker.
+  function start(jobs: JobRow[]): void {
+    const run: Promise<void> = runJobs(runDeps, options, jobs)
+      // Every job settles itself; a rejection here would be a bug, and must not stop the worker.
       .catch((error: unknown) => logger.error({ err: errorForLog(error) }, "job runner failed"))
       .finally(() => {
         inFlight.delete(run);
@@ -196,7 +265,7 @@ export function startWorker(deps: { db: Db; logger: Logger; provider: MessagingP
     inFlight.add(run);
   }
 
-  logger.info({ concurrency: options.concurrency }, "worker started");
+  logger.info({ concurrency: options.concurrency, batchSize: groupSize }, "worker started");
   const poll = setInterval(() => void fill(), options.pollIntervalMs);
   void fill();
 

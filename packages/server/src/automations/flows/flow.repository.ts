@@ -10,14 +10,22 @@ import type { Executor, Trx } from "../../db/types.js";
 /** Columns of the joined customer (`cu`) every flow needs; erased customers are recognised by `deleted_at`. */
 const customerColumns = ["cu.id as customer_id", "cu.contact_id", "cu.phone", "cu.first_name", "cu.deleted_at"] as const;
 
-export function findOrderForMessage(trx: Trx, orderId: number) {
-  return trx
-    .selectFrom("orders as o")
-    .innerJoin("customers as cu", "cu.id", "o.customer_id")
-    .select(["o.external_id", "o.total_price", "o.currency", "o.placed_at", ...customerColumns])
-    .where("o.id", "=", orderId)
-    .forKeyShare("cu")
-    .executeTakeFirst();
+/** Rows by id (a statement that never runs for no ids). */
+async function byId<Row extends { id: number }>(ids: readonly number[], read: (ids: number[]) => Promise<Row[]>): Promise<Map<number, Row>> {
+  if (ids.length === 0) return new Map();
+  return new Map((await read([...ids])).map((row) => [Number(row.id), row]));
+}
+
+export function findOrdersForMessage(trx: Trx, orderIds: readonly number[]) {
+  return byId(orderIds, (ids) =>
+    trx
+      .selectFrom("orders as o")
+      .innerJoin("customers as cu", "cu.id", "o.customer_id")
+      .select(["o.id", "o.external_id", "o.total_price", "o.currency", "o.placed_at", ...customerColumns])
+      .where("o.id", "in", ids)
+      .forKeyShare("cu")
+      .execute(),
+  );
 }
 
 /** The checkout with its customer, and whether anyone with the customer's contact ordered after it was abandoned. */
@@ -67,15 +75,17 @@ export async function writeContactProfile(trx: Trx, contactId: number, customerI
     .execute();
 }
 
-export function findShipmentForMessage(trx: Trx, shipmentId: number) {
-  return trx
-    .selectFrom("shipments as s")
-    .innerJoin("orders as o", "o.id", "s.order_id")
-    .innerJoin("customers as cu", "cu.id", "o.customer_id")
-    .select(["s.external_id", "s.status", "s.carrier", "s.tracking_number", "s.tracking_url", "o.external_id as order_external_id", ...customerColumns])
-    .where("s.id", "=", shipmentId)
-    .forKeyShare("cu")
-    .executeTakeFirst();
+export function findShipmentsForMessage(trx: Trx, shipmentIds: readonly number[]) {
+  return byId(shipmentIds, (ids) =>
+    trx
+      .selectFrom("shipments as s")
+      .innerJoin("orders as o", "o.id", "s.order_id")
+      .innerJoin("customers as cu", "cu.id", "o.customer_id")
+      .select(["s.id", "s.external_id", "s.status", "s.carrier", "s.tracking_number", "s.tracking_url", "o.external_id as order_external_id", ...customerColumns])
+      .where("s.id", "in", ids)
+      .forKeyShare("cu")
+      .execute(),
+  );
 }
 
 /** True when the customer is gone or erased: checked again just before a message leaves the process. */

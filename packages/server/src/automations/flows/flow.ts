@@ -52,6 +52,12 @@ export type FlowDefinition<F extends Flow = Flow, P extends z.ZodType = z.ZodTyp
   job(fields: JobFields, payload: z.input<P>): NewJob;
   /** Runs the handler on a claimed job of this flow. */
   decide(trx: Trx, job: JobRow): Promise<FlowDecision<F>>;
+  /**
+   * The same for many jobs of this flow at once, one decision per job, in
+   * order: present when the flow only reads (see `defineReadingFlow`), so its
+   * jobs can share a transaction.
+   */
+  decideMany?: (trx: Trx, jobs: readonly JobRow[]) => Promise<Array<FlowDecision<F>>>;
 };
 
 export function defineFlow<F extends Flow, P extends z.ZodType>(definition: Definition<F, P>): FlowDefinition<F, P> {
@@ -59,5 +65,34 @@ export function defineFlow<F extends Flow, P extends z.ZodType>(definition: Defi
     ...definition,
     job: (fields, payload) => ({ ...fields, flow: definition.flow, record_type: definition.recordType, payload: definition.payload.parse(payload) as Record<string, unknown> }),
     decide: async (trx, job) => definition.handle(trx, job, definition.payload.parse(job.payload)),
+  };
+}
+
+type ReadingDefinition<F extends Flow, P extends z.ZodType, Row> = Omit<Definition<F, P>, "handle"> & {
+  /**
+   * Reads the records of many jobs in one statement, by record id, holding
+   * nothing stronger than a key-share lock on their customers (so an erasure
+   * waits for the decision, and a push writing the same rows never does).
+   */
+  load: (trx: Trx, recordIds: readonly number[]) => Promise<Map<number, Row>>;
+  /** Decides from the record as it was read (`undefined`: it no longer exists). */
+  decideFrom: (row: Row | undefined, payload: z.output<P>) => FlowDecision<F>;
+};
+
+/**
+ * A flow whose handler only reads: its jobs can run many to a transaction,
+ * their records read in one statement, without waiting on or deadlocking with
+ * the pushes that write the same rows. A flow that writes (contact sync) or
+ * locks for update (checkout recovery) is defined with `defineFlow`, and runs
+ * each job in a transaction of its own.
+ */
+export function defineReadingFlow<F extends Flow, P extends z.ZodType, Row>(definition: ReadingDefinition<F, P, Row>): FlowDefinition<F, P> {
+  const { load, decideFrom, ...rest } = definition;
+  return {
+    ...defineFlow({ ...rest, handle: async (trx, job, payload) => decideFrom((await load(trx, [job.record_id])).get(job.record_id), payload) }),
+    decideMany: async (trx, jobs) => {
+      const rows = await load(trx, [...new Set(jobs.map((job) => job.record_id))]);
+      return jobs.map((job) => decideFrom(rows.get(job.record_id), definition.payload.parse(job.payload)));
+    },
   };
 }

@@ -24,3 +24,23 @@ export const FLOW_DEFINITIONS: { [F in Flow]: FlowDefinition<F> } = {
 export function decide(trx: Trx, job: JobRow): Promise<FlowDecision> {
   return FLOW_DEFINITIONS[job.flow].decide(trx, job);
 }
+
+/** Whether jobs of this flow can share a transaction (see `defineReadingFlow`). */
+export const runsInGroups = (flow: Flow): boolean => FLOW_DEFINITIONS[flow].decideMany !== undefined;
+
+/** Decides many jobs of flows that only read, each flow's records read in one statement: each job with its decision. */
+export async function decideMany(trx: Trx, jobs: readonly JobRow[]): Promise<Array<{ job: JobRow; decision: FlowDecision }>> {
+  const decided: Array<{ job: JobRow; decision: FlowDecision }> = [];
+  for (const flow of new Set(jobs.map((job) => job.flow))) {
+    const ofFlow = jobs.filter((job) => job.flow === flow);
+    const decideAll = FLOW_DEFINITIONS[flow].decideMany;
+    if (!decideAll) throw new Error(`${flow} jobs run one to a transaction`);
+    const decisions = await decideAll(trx, ofFlow);
+    ofFlow.forEach((job, index) => {
+      const decision = decisions[index];
+      if (!decision) throw new Error(`a ${flow} job was not decided`);
+      decided.push({ job, decision });
+    });
+  }
+  return decided;
+}

@@ -2,16 +2,16 @@ import { z } from "zod";
 import type { OrderRow } from "../../db/types.js";
 import { formatMoney } from "../../money.js";
 import { formatTimestamp } from "../../time.js";
-import { defineFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
-import { findOrderForMessage } from "./flow.repository.js";
+import { defineReadingFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
+import { findOrdersForMessage } from "./flow.repository.js";
 
 /** Thanks the customer for an order: once per order, when it is created. */
-export const postPurchase = defineFlow({
+export const postPurchase = defineReadingFlow({
   flow: "post_purchase",
   recordType: "order",
   payload: z.object({}),
-  async handle(trx, job) {
-    const row = await findOrderForMessage(trx, job.record_id);
+  load: findOrdersForMessage,
+  decideFrom: (row) => {
     if (!row) return skip("the order no longer exists");
     const to = recipientOf(row);
     if (!to) return skip(ERASED);

@@ -1,17 +1,17 @@
 import { shipmentStatusSchema } from "@commerce-ingest/shared";
 import { z } from "zod";
 import type { ShipmentRow } from "../../db/types.js";
-import { defineFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
-import { findShipmentForMessage } from "./flow.repository.js";
+import { defineReadingFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
+import { findShipmentsForMessage } from "./flow.repository.js";
 
 /** Tells the customer where their parcel is: once per (shipment, status). */
-export const shippingNotification = defineFlow({
+export const shippingNotification = defineReadingFlow({
   flow: "shipping_notification",
   recordType: "shipment",
   /** The status this job announces: a newer status supersedes it. */
   payload: z.object({ status: shipmentStatusSchema.nullable() }),
-  async handle(trx, job, payload) {
-    const row = await findShipmentForMessage(trx, job.record_id);
+  load: findShipmentsForMessage,
+  decideFrom: (row, payload) => {
     if (!row) return skip("the shipment no longer exists");
     if (row.status !== payload.status) return skip("a later status superseded this one");
     const to = recipientOf(row);
