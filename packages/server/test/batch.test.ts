@@ -1,11 +1,15 @@
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { refuseInserts, startTestServer, type TestServer } from "./helpers.js";
 
 let server: TestServer;
 let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;
+/** What the server logged at warn and above: a batch that could not be written set-based says so. */
+const warnings: string[] = [];
+const writtenOneByOne = () => warnings.filter((line) => line.includes("batch written item by item"));
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ logger: pino({ level: "warn" }, { write: (line: string) => warnings.push(line) }) });
   tenant = await server.createTenant();
 });
 afterAll(() => server?.close());
@@ -79,8 +83,45 @@ describe("batch endpoints", () => {
     expect((await postPurchases([o1, o2, o3, old])).map((job) => job.record_external_id).sort()).toEqual([o1, o2, o3, old].sort());
     const recovery = await server.db.selectFrom("automation_jobs").select(["status"]).where("flow", "=", "checkout_recovery").where("record_external_id", "=", checkout).execute();
     expect(recovery).toEqual([{ status: "cancelled" }]);
+    expect(writtenOneByOne()).toEqual([]);
     const syncs = await server.db.selectFrom("automation_jobs").select("record_external_id").where("flow", "=", "contact_sync").where("record_external_id", "=", customerKey).execute();
     expect(syncs).toHaveLength(1);
+  });
+
+  it("write customers together, as the same pushes one by one leave them: created, updated, stale, erased, keyed by phone", async () => {
+    const [fresh, known, newer, erased] = [uid("c"), uid("c"), uid("c"), uid("c")];
+    const phone = (n: number) => `+1415555${String(3000 + (seq % 900) * 10 + n).slice(-4)}`;
+    const single = (body: unknown) => server.request("POST", `/api/v1/stores/${tenant.store.id}/customers`, { key: tenant.key, body });
+    expect((await single({ external_id: known, phone: phone(1), first_name: "Old", tags: ["a"] })).status).toBe(201);
+    expect((await single({ external_id: newer, phone: phone(2), first_name: "Newer", source_updated_at: "2026-11-22T12:00:00Z" })).status).toBe(201);
+    expect((await single({ external_id: erased, phone: phone(3), first_name: "Gone" })).status).toBe(201);
+    expect((await server.request("DELETE", `/api/v1/stores/${tenant.store.id}/customers/${erased}`, { key: tenant.key })).status).toBe(204);
+    const phoneKeyed = phone(4);
+    const res = await batch("customers", [
+      { external_id: fresh, phone: phone(5), first_name: "Ada", lifetime_value: 1200 },
+      { external_id: known, phone: phone(1), first_name: "New", orders_count: 2 },
+      { external_id: newer, phone: phone(2), first_name: "Late", source_updated_at: "2026-11-22T11:00:00Z" },
+      // Sent before the erasure: it must not bring the customer back.
+      { external_id: erased, phone: phone(3), first_name: "Back", source_updated_at: "2020-01-01T00:00:00Z" },
+      { phone: phoneKeyed, first_name: "Guest" },
+      { external_id: "bad", phone: "not a phone" },
+    ]);
+    expect(res.status).toBe(200);
+    expect(res.body.counts).toEqual({ created: 2, updated: 3, failed: 1 });
+    expect(res.body.results).toEqual([
+      { status: 201, external_id: fresh, record: expect.objectContaining({ first_name: "Ada", lifetime_value: 1200 }) },
+      { status: 200, external_id: known, record: expect.objectContaining({ first_name: "New", tags: ["a"], orders_count: 2 }) },
+      { status: 200, external_id: newer, stale: true, record: expect.objectContaining({ first_name: "Newer" }) },
+      { status: 200, external_id: erased, stale: true, record: expect.objectContaining({ external_id: erased, first_name: null }) },
+      { status: 201, external_id: null, record: expect.objectContaining({ external_id: phoneKeyed, first_name: "Guest" }) },
+      expect.objectContaining({ status: 422, external_id: "bad" }),
+    ]);
+    const stored = await server.db.selectFrom("customers").select(["external_id", "first_name", "deleted_at"]).where("store_id", "=", tenant.store.id).where("external_id", "in", [fresh, known, newer, erased, phoneKeyed]).execute();
+    expect(new Map(stored.map((row) => [row.external_id, row.first_name]))).toEqual(new Map([[fresh, "Ada"], [known, "New"], [newer, "Newer"], [erased, null], [phoneKeyed, "Guest"]]));
+    // One contact sync per customer created or changed, as pushed alone; none for the stale or erased ones.
+    expect(writtenOneByOne()).toEqual([]);
+    const syncs = await server.db.selectFrom("automation_jobs").select("record_external_id").where("flow", "=", "contact_sync").where("store_id", "=", tenant.store.id).where("record_external_id", "in", [fresh, known, newer, erased]).execute();
+    expect(syncs.map((job) => job.record_external_id).sort()).toEqual([fresh, known, known, newer].sort());
   });
 
   it("take exactly 1,000 items, and refuse 1,001 or none with a 422 before any item", async () => {

@@ -66,6 +66,8 @@ type UpsertSpec<Body extends z.ZodType, Record extends object> = {
    * statements (a batch uses it when it can): one result per body, in order.
    */
   upsertMany?: (call: ServiceCall, bodies: Array<z.output<Body>>) => Promise<Array<{ record: Record; created: boolean; stale: boolean }>>;
+  /** The key a record is stored under, when it is not just its `external_id` (a customer without one is keyed by its phone). */
+  keyOf?: (body: z.output<Body>) => string;
 };
 
 // `.output<z.ZodType<object, object>>`: tRPC cannot resolve a generic output type, and
@@ -206,11 +208,13 @@ type ParsedItem<Body> = { externalId: string | null; value: Body; ignored: strin
 async function upsertTogether<Body, Record extends object>(
   call: ServiceCall,
   upsertMany: (call: ServiceCall, bodies: Body[]) => Promise<Array<{ record: Record; created: boolean; stale: boolean }>>,
+  keyOf: ((body: Body) => string) | undefined,
   parsed: ReadonlyArray<ParsedItem<Body>>,
   ctx: Pick<Context, "logger" | "requestId">,
 ): Promise<ItemResult[] | undefined> {
   const valid = parsed.flatMap((item) => (item.refused ? [] : [item]));
-  if (valid.length === 0 || new Set(valid.map((item) => item.externalId)).size < valid.length) return undefined;
+  const key = (item: (typeof valid)[number]) => (keyOf ? keyOf(item.value) : item.externalId);
+  if (valid.length === 0 || new Set(valid.map(key)).size < valid.length) return undefined;
   let written: Array<{ record: Record; created: boolean; stale: boolean }>;
   try {
     written = await upsertMany(call, valid.map((item) => item.value));
@@ -305,7 +309,7 @@ export function batchProcedure<Body extends z.ZodType, Record extends object>(sp
       });
       const results = await inTransaction(ctx.db, async (trx) => {
         const call: ServiceCall = { db: trx, store: ctx.store, options: { backfill: ctx.backfill } };
-        const together = spec.upsertMany && (await upsertTogether(call, spec.upsertMany, parsed, ctx));
+        const together = spec.upsertMany && (await upsertTogether(call, spec.upsertMany, spec.keyOf, parsed, ctx));
         if (together) return together;
         const done: ItemResult[] = [];
         for (const item of parsed) {

@@ -38,7 +38,8 @@ export async function upsertCustomers(db: Executor, storeId: number, writes: rea
   if (!first) return [];
   const columns = Object.keys(first.fields) as (keyof CustomerFields)[];
   const changed = profileChanged(columns);
-  const phones = [...new Set(writes.map((write) => write.fields.phone))];
+  // Contacts in phone order: two statements that share contacts lock them in the same order.
+  const phones = [...new Set(writes.map((write) => write.fields.phone))].sort();
   return db
     .with("contact", (qb) =>
       qb
@@ -117,6 +118,24 @@ export async function erasedAfter(db: Executor, storeId: number, externalId: str
     .limit(1)
     .executeTakeFirst();
   return erased !== undefined;
+}
+
+/** Of these (external_id, time) pairs, the external_ids whose customer was erased after the time (see `erasedAfter`). */
+export async function erasedAfterMany(db: Executor, storeId: number, pushes: ReadonlyArray<{ externalId: string; time: string }>): Promise<Set<string>> {
+  if (pushes.length === 0) return new Set();
+  const pairs = sql.join(pushes.map(({ externalId, time }) => sql`(${externalId}::text, ${time}::timestamptz)`));
+  const { rows } = await sql<{ external_id: string }>`
+    select push.external_id from (values ${pairs}) as push(external_id, time)
+    where exists (select 1 from customers where store_id = ${storeId} and external_id = push.external_id and deleted_at > push.time)
+      -- Created anew since: then the push is judged against that customer, as any other.
+      and not exists (select 1 from customers as active where active.store_id = ${storeId} and active.external_id = push.external_id and active.deleted_at is null)`.execute(db);
+  return new Set(rows.map((row) => row.external_id));
+}
+
+/** The active customers with these keys. */
+export function findActiveCustomers(db: Executor, storeId: number, externalIds: readonly string[]) {
+  if (externalIds.length === 0) return Promise.resolve([]);
+  return db.selectFrom("customers").selectAll().where("store_id", "=", storeId).where("external_id", "in", [...externalIds]).where("deleted_at", "is", null).execute();
 }
 
 export function findActiveCustomer(db: Executor, storeId: number, externalId: string) {

@@ -29,6 +29,9 @@ const customerUpsert = upsertSpec({
     const { customer, created, stale } = await customers.upsertCustomer(call.db, call.store, body, call.options);
     return { record: customer, created, stale };
   },
+  keyOf: customers.customerKey,
+  upsertMany: async (call, bodies) =>
+    (await customers.upsertCustomers(call.db, call.store, bodies, call.options)).map(({ customer, created, stale }) => ({ record: customer, created, stale })),
 });
 
 export const customerRouter = router({

@@ -138,6 +138,42 @@ export async function upsertCustomer(
   );
 }
 
+/** The key a customer push is stored under: its external_id, else its E.164 phone. */
+export const customerKey = (input: CustomerInput): string => input.external_id || input.phone;
+
+/**
+ * Many customers with distinct keys, in a constant number of statements inside
+ * the caller's transaction (a batch): the erasure check, the customers and
+ * their contacts (one statement per set of fields sent), the stored ones a
+ * stale write left alone, and the jobs. Each is stored and triggers as it
+ * would pushed alone.
+ */
+export async function upsertCustomers(
+  db: Db,
+  store: StoreContext,
+  inputs: readonly CustomerInput[],
+  options: TriggerOptions,
+): Promise<Array<{ customer: Customer; created: boolean; stale: boolean }>> {
+  return inTransaction(db, async (trx) => {
+    // A push from before its customer's erasure must not bring the erased profile back.
+    const checked = inputs.flatMap((input) => (input.source_updated_at !== undefined && input.external_id ? [{ externalId: input.external_id, time: input.source_updated_at }] : []));
+    const erased = await repo.erasedAfterMany(trx, store.id, checked);
+    const written = await upsertCustomersIn(trx, store, inputs.filter((input) => !(input.external_id && erased.has(input.external_id))), options);
+    await enqueueJobs(trx, written.jobs);
+    const unwritten = inputs.map(customerKey).filter((key) => !written.rows.has(key) && !erased.has(key));
+    const stored = new Map((await repo.findActiveCustomers(trx, store.id, unwritten)).map((row) => [row.external_id ?? "", row]));
+    return inputs.map((input) => {
+      const key = customerKey(input);
+      const row = written.rows.get(key);
+      if (row) return { customer: toCustomer(row), created: row.inserted, stale: false };
+      if (input.external_id && erased.has(input.external_id)) return { customer: emptyCustomer(store.id, input.external_id), created: false, stale: true };
+      const found = stored.get(key);
+      if (!found) throw new Error("a customer was neither written nor found");
+      return { customer: toCustomer(found), created: false, stale: true };
+    });
+  });
+}
+
 /** Erasure is idempotent: an unknown or already erased customer is not an error. */
 export async function eraseCustomer(db: Db, store: StoreContext, externalId: string): Promise<void> {
   // An id PostgreSQL cannot store names no customer: nothing to erase.

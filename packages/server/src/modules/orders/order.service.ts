@@ -8,7 +8,7 @@ import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
-import { upsertCustomerIn, upsertCustomersIn } from "../customers/customer.service.js";
+import { customerKey, upsertCustomerIn, upsertCustomersIn } from "../customers/customer.service.js";
 import { orStored, presentOnly, sharedOptionalColumns, StaleWrite } from "../fields.js";
 import * as repo from "./order.repository.js";
 
@@ -97,17 +97,17 @@ export async function upsertOrders(
   options: TriggerOptions,
 ): Promise<Array<{ order: Order; created: boolean; stale: boolean }>> {
   return inTransaction(db, async (trx) => {
-    const customerKey = (input: OrderInput) => input.customer.external_id || input.customer.phone;
+    const keyOf = (input: OrderInput) => customerKey(input.customer);
     const merged = new Map<string, OrderInput["customer"]>();
     for (const input of inputs) {
-      const key = customerKey(input);
+      const key = keyOf(input);
       merged.set(key, { ...merged.get(key), ...presentOnly(embeddedCustomer(input)) } as OrderInput["customer"]);
     }
     const customers = await upsertCustomersIn(trx, store, [...merged.values()], options);
 
     const shapes = new Map<string, repo.OrderWrite[]>();
     for (const input of inputs) {
-      const customer = customers.rows.get(customerKey(input));
+      const customer = customers.rows.get(keyOf(input));
       if (!customer) throw new Error("an embedded customer was not written");
       const write = orderWrite(input, customer.id);
       const shape = Object.keys(write).sort().join();
@@ -123,7 +123,7 @@ export async function upsertOrders(
 
     const fresh = inputs.flatMap((input) => {
       const order = written.get(input.external_id);
-      const customer = customers.rows.get(customerKey(input));
+      const customer = customers.rows.get(keyOf(input));
       return order && customer ? [{ order, customer }] : [];
     });
     await cancelRecoveriesForOrders(trx, store, fresh);
