@@ -636,6 +636,37 @@ describe("jobs run together", () => {
     expect(lines.map((line) => line.msg)).not.toContain("automations run one by one");
   });
 
+  it("contact syncs run together: each contact ends with the profile of its last sync", async () => {
+    const t = await own.createTenant();
+    const [shared, own2] = [newPhone(), newPhone()];
+    const customers = [
+      { external_id: uid("c"), phone: shared, first_name: "First", tags: ["a"] },
+      { external_id: uid("c"), phone: own2, first_name: "Solo", lifetime_value: 500 },
+      { external_id: uid("c"), phone: shared, first_name: "Later", orders_count: 3 },
+    ];
+    expect((await own.request("POST", `/api/v1/stores/${t.store.id}/customers/batch`, { key: t.key, body: { items: customers } })).status).toBe(200);
+    const jobs = (await claimJobs(own.db, "worker-a", 30, 1000)).filter((job) => job.store_id === t.store.id);
+    expect(jobs.map((job) => job.flow)).toEqual(["contact_sync", "contact_sync", "contact_sync"]);
+    // In the order they were pushed, as the worker claims them.
+    jobs.sort((a, b) => customers.findIndex((c) => c.external_id === a.record_external_id) - customers.findIndex((c) => c.external_id === b.record_external_id));
+    const lines: string[] = [];
+    const logger = pino({ level: "info" }, { write: (line: string) => lines.push(line) });
+    await runJobs({ db: own.db, logger, provider: recordingProvider(pino({ level: "silent" })), workerId: "worker-a" }, FAST_WORKER, jobs);
+    expect(lines.filter((line) => line.includes("automations run one by one"))).toEqual([]);
+    const contacts = await own.db.selectFrom("contacts").select(["phone", "first_name", "tags", "lifetime_value", "orders_count", "synced_customer_id"]).where("store_id", "=", t.store.id).orderBy("phone").execute();
+    const ids = await own.db.selectFrom("customers").select(["id", "external_id"]).where("store_id", "=", t.store.id).execute();
+    const idOf = (externalId: string) => ids.find((row) => row.external_id === externalId)?.id;
+    expect(new Map(contacts.map((c) => [c.phone, c]))).toEqual(
+      new Map([
+        [shared, { phone: shared, first_name: "Later", tags: [], lifetime_value: 0, orders_count: 3, synced_customer_id: idOf(customers[2]?.external_id ?? "") }],
+        [own2, { phone: own2, first_name: "Solo", tags: [], lifetime_value: 500, orders_count: 0, synced_customer_id: idOf(customers[1]?.external_id ?? "") }],
+      ]),
+    );
+    const messages = await own.db.selectFrom("messages").select(["to_phone", "content"]).where("store_id", "=", t.store.id).execute();
+    expect(messages).toHaveLength(3);
+    expect(messages.map((m) => (m.content as { profile: { first_name: string } }).profile.first_name).sort()).toEqual(["First", "Later", "Solo"]);
+  });
+
   it("a job that fails leaves nothing of the group: each then runs alone, and only the failing one is retried", async () => {
     const { jobs, lines, run, outcome } = await claimedJobs(5);
     const broken = jobs.find((job) => job.flow === "shipping_notification");

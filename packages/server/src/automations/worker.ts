@@ -139,11 +139,12 @@ export async function runJob(
 
 /**
  * Runs claimed jobs together when delivery is local (the database row is the
- * message) and their flows only read: one transaction reads each flow's records in one statement, records every message in one
- * statement, ends every job in another and commits once. Each job comes to
- * exactly what it would alone. Should anything fail (a flow's error, a
- * deadlock with a request), nothing of the group stays, and each job runs on
- * its own, which also tells which one failed and retries it alone.
+ * message) and their flows are decided set-based: one transaction reads each
+ * flow's records in one statement (and makes its writes in another), records
+ * every message in one insert, ends every job in one update and commits once.
+ * Each job comes to exactly what it would alone. Should anything fail (a
+ * flow's error, a deadlock with a request), nothing of the group stays, and
+ * each job runs on its own, which also tells which one failed and retries it alone.
  */
 export async function runJobs(
   deps: { db: Db; logger: Logger; provider: MessagingProvider; workerId: string },
@@ -151,7 +152,7 @@ export async function runJobs(
   jobs: readonly JobRow[],
 ): Promise<void> {
   const { db, logger, provider, workerId } = deps;
-  // Delivery that leaves the process, flows that write or lock for update, and jobs out of attempts go one by one.
+  // Delivery that leaves the process, flows that lock for update, and jobs out of attempts go one by one.
   const grouped = (job: JobRow) => !provider.external && runsInGroups(job.flow) && job.attempts <= options.maxAttempts;
   const alone = jobs.filter((job) => !grouped(job));
   const together = jobs.filter(grouped);

@@ -1,16 +1,16 @@
 import { z } from "zod";
 import type { CustomerRow } from "../../db/types.js";
-import { defineFlow, ERASED, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
-import { findCustomerForSync, writeContactProfile } from "./flow.repository.js";
+import { defineSetFlow, ERASED, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
+import { findCustomersForSync, writeContactProfiles } from "./flow.repository.js";
 
 /** Keeps the messaging contact's profile (names, e-mail, locale, tags, lifetime value, orders) in step with the customer. */
-export const contactSync = defineFlow({
+export const contactSync = defineSetFlow({
   flow: "contact_sync",
   recordType: "customer",
   /** The profile version this job syncs: a later change supersedes it. */
   payload: z.object({ profile_version: z.number().int().positive() }),
-  async handle(trx, job, payload) {
-    const customer = await findCustomerForSync(trx, job.record_id);
+  load: findCustomersForSync,
+  decideFrom: (customer, payload) => {
     if (!customer || customer.deleted_at !== null || customer.contact_id === null) return skip(ERASED);
     if (customer.profile_version !== payload.profile_version) return skip("a later change superseded this one");
     const profile = {
@@ -22,13 +22,18 @@ export const contactSync = defineFlow({
       lifetime_value: customer.lifetime_value,
       orders_count: customer.orders_count,
     };
-    await writeContactProfile(trx, customer.contact_id, customer.id, profile);
     return {
       send: true,
       recipient: { id: customer.id, contact_id: customer.contact_id, phone: customer.phone, first_name: customer.first_name },
       content: { template: "contact_sync", profile: { phone: customer.phone, ...profile } },
     };
   },
+  // The messaging app's contacts, as the syncs leave them (two customers sharing a phone: the later sync wins).
+  apply: (trx, sends) =>
+    writeContactProfiles(
+      trx,
+      sends.map(({ recipient, content: { profile } }) => ({ contactId: recipient.contact_id, customerId: recipient.id, profile })),
+    ),
 });
 
 /** Fires when this write created the customer or changed a synced field: once per profile version. */

@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import { textArray } from "../../db/sql.js";
 import type { Executor, Trx } from "../../db/types.js";
 
@@ -52,8 +53,8 @@ export function findCheckoutForRecovery(trx: Trx, checkoutId: number) {
     .executeTakeFirst();
 }
 
-export function findCustomerForSync(trx: Trx, customerId: number) {
-  return trx.selectFrom("customers").selectAll().where("id", "=", customerId).forKeyShare().executeTakeFirst();
+export function findCustomersForSync(trx: Trx, customerIds: readonly number[]) {
+  return byId(customerIds, (ids) => trx.selectFrom("customers").selectAll().where("id", "in", ids).forKeyShare().execute());
 }
 
 export type ContactProfile = {
@@ -66,13 +67,26 @@ export type ContactProfile = {
   orders_count: number;
 };
 
-/** The messaging app's view of the contact, as a sync by this customer leaves it. */
-export async function writeContactProfile(trx: Trx, contactId: number, customerId: number, profile: ContactProfile): Promise<void> {
-  await trx
-    .updateTable("contacts")
-    .set({ ...profile, tags: textArray(profile.tags), synced_at: new Date(), synced_customer_id: customerId })
-    .where("id", "=", contactId)
-    .execute();
+/**
+ * The messaging app's view of each contact, as a sync by its customer leaves
+ * it; a contact synced twice ends with the later profile. The contacts are
+ * locked in phone order first, the order every push takes them in.
+ */
+export async function writeContactProfiles(trx: Trx, syncs: ReadonlyArray<{ contactId: number; customerId: number; profile: ContactProfile }>): Promise<void> {
+  const last = new Map(syncs.map((sync) => [sync.contactId, sync]));
+  if (last.size === 0) return;
+  await trx.selectFrom("contacts").select("id").where("id", "in", [...last.keys()]).orderBy("phone").forUpdate().execute();
+  const rows = sql.join(
+    [...last.values()].map(
+      ({ contactId, customerId, profile: p }) =>
+        sql`(${contactId}::bigint, ${customerId}::bigint, ${p.first_name}::text, ${p.last_name}::text, ${p.email}::text, ${p.locale}::text, ${textArray(p.tags)}, ${p.lifetime_value}::bigint, ${p.orders_count}::bigint)`,
+    ),
+  );
+  await sql`
+    update contacts set first_name = sync.first_name, last_name = sync.last_name, email = sync.email, locale = sync.locale, tags = sync.tags,
+      lifetime_value = sync.lifetime_value, orders_count = sync.orders_count, synced_at = now(), synced_customer_id = sync.customer_id
+    from (values ${rows}) as sync(contact_id, customer_id, first_name, last_name, email, locale, tags, lifetime_value, orders_count)
+    where contacts.id = sync.contact_id`.execute(trx);
 }
 
 export function findShipmentsForMessage(trx: Trx, shipmentIds: readonly number[]) {

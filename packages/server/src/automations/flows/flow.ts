@@ -54,8 +54,8 @@ export type FlowDefinition<F extends Flow = Flow, P extends z.ZodType = z.ZodTyp
   decide(trx: Trx, job: JobRow): Promise<FlowDecision<F>>;
   /**
    * The same for many jobs of this flow at once, one decision per job, in
-   * order: present when the flow only reads (see `defineReadingFlow`), so its
-   * jobs can share a transaction.
+   * order: present when the flow is decided set-based (see `defineSetFlow`),
+   * so its jobs can share a transaction.
    */
   decideMany?: (trx: Trx, jobs: readonly JobRow[]) => Promise<Array<FlowDecision<F>>>;
 };
@@ -68,7 +68,7 @@ export function defineFlow<F extends Flow, P extends z.ZodType>(definition: Defi
   };
 }
 
-type ReadingDefinition<F extends Flow, P extends z.ZodType, Row> = Omit<Definition<F, P>, "handle"> & {
+type SetDefinition<F extends Flow, P extends z.ZodType, Row> = Omit<Definition<F, P>, "handle"> & {
   /**
    * Reads the records of many jobs in one statement, by record id, holding
    * nothing stronger than a key-share lock on their customers (so an erasure
@@ -77,22 +77,37 @@ type ReadingDefinition<F extends Flow, P extends z.ZodType, Row> = Omit<Definiti
   load: (trx: Trx, recordIds: readonly number[]) => Promise<Map<number, Row>>;
   /** Decides from the record as it was read (`undefined`: it no longer exists). */
   decideFrom: (row: Row | undefined, payload: z.output<P>) => FlowDecision<F>;
+  /**
+   * Writes what the decisions to send change, in one statement, in their order
+   * (the last one for a row wins), taking row locks in the order pushes take them.
+   */
+  apply?: (trx: Trx, sends: ReadonlyArray<Extract<FlowDecision<F>, { send: true }>>) => Promise<void>;
 };
 
 /**
- * A flow whose handler only reads: its jobs can run many to a transaction,
- * their records read in one statement, without waiting on or deadlocking with
- * the pushes that write the same rows. A flow that writes (contact sync) or
- * locks for update (checkout recovery) is defined with `defineFlow`, and runs
- * each job in a transaction of its own.
+ * A flow decided set-based: its jobs can run many to a transaction, their
+ * records read in one statement and their writes made in another, without
+ * waiting on or deadlocking with the pushes that write the same rows. A flow
+ * that locks for update (checkout recovery) is defined with `defineFlow`, and
+ * runs each job in a transaction of its own.
  */
-export function defineReadingFlow<F extends Flow, P extends z.ZodType, Row>(definition: ReadingDefinition<F, P, Row>): FlowDefinition<F, P> {
-  const { load, decideFrom, ...rest } = definition;
+export function defineSetFlow<F extends Flow, P extends z.ZodType, Row>(definition: SetDefinition<F, P, Row>): FlowDefinition<F, P> {
+  const { load, decideFrom, apply, ...rest } = definition;
+  const decideMany = async (trx: Trx, jobs: readonly JobRow[]) => {
+    const rows = await load(trx, [...new Set(jobs.map((job) => job.record_id))]);
+    const decisions = jobs.map((job) => decideFrom(rows.get(job.record_id), definition.payload.parse(job.payload)));
+    await apply?.(trx, decisions.filter((decision): decision is Extract<FlowDecision<F>, { send: true }> => decision.send));
+    return decisions;
+  };
   return {
-    ...defineFlow({ ...rest, handle: async (trx, job, payload) => decideFrom((await load(trx, [job.record_id])).get(job.record_id), payload) }),
-    decideMany: async (trx, jobs) => {
-      const rows = await load(trx, [...new Set(jobs.map((job) => job.record_id))]);
-      return jobs.map((job) => decideFrom(rows.get(job.record_id), definition.payload.parse(job.payload)));
-    },
+    ...defineFlow({
+      ...rest,
+      handle: async (trx, job) => {
+        const [decision] = await decideMany(trx, [job]);
+        if (!decision) throw new Error(`a ${definition.flow} job was not decided`);
+        return decision;
+      },
+    }),
+    decideMany,
   };
 }

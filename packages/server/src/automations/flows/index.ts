@@ -25,10 +25,10 @@ export function decide(trx: Trx, job: JobRow): Promise<FlowDecision> {
   return FLOW_DEFINITIONS[job.flow].decide(trx, job);
 }
 
-/** Whether jobs of this flow can share a transaction (see `defineReadingFlow`). */
+/** Whether jobs of this flow can share a transaction (see `defineSetFlow`). */
 export const runsInGroups = (flow: Flow): boolean => FLOW_DEFINITIONS[flow].decideMany !== undefined;
 
-/** Decides many jobs of flows that only read, each flow's records read in one statement: each job with its decision. */
+/** Decides many jobs of set-based flows, each flow's records read in one statement: each job with its decision. */
 export async function decideMany(trx: Trx, jobs: readonly JobRow[]): Promise<Array<{ job: JobRow; decision: FlowDecision }>> {
   const decided: Array<{ job: JobRow; decision: FlowDecision }> = [];
   for (const flow of new Set(jobs.map((job) => job.flow))) {

@@ -2,11 +2,11 @@ import { z } from "zod";
 import type { OrderRow } from "../../db/types.js";
 import { formatMoney } from "../../money.js";
 import { formatTimestamp } from "../../time.js";
-import { defineReadingFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
+import { defineSetFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
 import { findOrdersForMessage } from "./flow.repository.js";
 
 /** Thanks the customer for an order: once per order, when it is created. */
-export const postPurchase = defineReadingFlow({
+export const postPurchase = defineSetFlow({
   flow: "post_purchase",
   recordType: "order",
   payload: z.object({}),
