@@ -45,8 +45,9 @@ export async function upsertCustomers(db: Executor, storeId: number, writes: rea
       qb
         .insertInto("contacts")
         .values(phones.map((phone) => ({ store_id: storeId, phone })))
-        // A no-op update, so that an existing contact's id comes back too.
-        .onConflict((oc) => oc.columns(["store_id", "phone"]).doUpdateSet({ phone: (eb) => eb.ref("excluded.phone") }))
+        // A no-op update, so that an existing contact's id comes back too. It sets no key column, so it
+        // locks the contact only against writers: a message or a customer referring to it never waits.
+        .onConflict((oc) => oc.columns(["store_id", "phone"]).doUpdateSet({ synced_at: (eb) => eb.ref("contacts.synced_at") }))
         .returning(["id", "phone"]),
     )
     .with("customer", (qb) =>
