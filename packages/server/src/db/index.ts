@@ -1,9 +1,32 @@
+import { execFile } from "node:child_process";
 import path from "node:path";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import { promisify } from "node:util";
 import { PGlite } from "@electric-sql/pglite";
 import { Kysely, PGliteDialect, PostgresDialect } from "kysely";
 import pg from "pg";
 import type { Database, Db } from "./types.js";
 import { DataDirLock } from "./lock.js";
+
+/**
+ * The embedded database's settings: PGlite's own, with 32 MB of shared buffers
+ * rather than PostgreSQL's 128 MB (the process's memory, for a database of one
+ * shop's data; the operating system caches the files as well).
+ */
+const EMBEDDED_START_PARAMS = [...PGlite.defaultStartParams, "-c", "shared_buffers=32MB"];
+
+/**
+ * Creates the embedded database's files, when there are none yet, in a process
+ * of its own: initdb takes some 500 MB that would otherwise stay with the
+ * server for its whole life.
+ */
+async function createDataDir(dataDir: string): Promise<void> {
+  if (fs.existsSync(path.join(dataDir, "PG_VERSION"))) return;
+  const module = createRequire(import.meta.url).resolve("@electric-sql/pglite");
+  const script = `require(${JSON.stringify(module)}).PGlite.create(${JSON.stringify(dataDir)}).then((db) => db.close())`;
+  await promisify(execFile)(process.execPath, ["-e", script]);
+}
 
 export type DatabaseOptions =
   | { kind: "postgres"; url: string; poolSize?: number; timeouts?: { connectMs: number; statementMs: number } }
@@ -130,8 +153,11 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
 
   const lock = options.dataDir ? DataDirLock.acquire(options.dataDir) : undefined;
   try {
-    const pglite = await PGlite.create(options.dataDir ? path.join(options.dataDir, "pgdata") : undefined, {
+    const dataDir = options.dataDir ? path.join(options.dataDir, "pgdata") : undefined;
+    if (dataDir) await createDataDir(dataDir);
+    const pglite = await PGlite.create(dataDir, {
       parsers: { [INT8]: (value: string) => Number(value), [NUMERIC]: (value: string) => value },
+      startParams: EMBEDDED_START_PARAMS,
     });
     const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
     return {
