@@ -124,6 +124,62 @@ describe("batch endpoints", () => {
     expect(syncs.map((job) => job.record_external_id).sort()).toEqual([fresh, known, known, newer].sort());
   });
 
+  it("write checkouts and shipments together, as the same pushes one by one leave them", async () => {
+    const before = writtenOneByOne().length;
+    const at = (path: string) => `/api/v1/stores/${tenant.store.id}${path}`;
+    const [fresh, reopened, recovered, newer] = [uid("k"), uid("k"), uid("k"), uid("k")];
+    const checkout = (id: string, extra: Record<string, unknown> = {}) => ({ external_id: id, abandoned_at: "2026-11-22T09:00:00Z", total_price: 30, customer: { phone: "+14155550177" }, ...extra });
+    expect((await batch("checkouts", [checkout(reopened), checkout(recovered), checkout(newer, { source_updated_at: "2026-11-22T12:00:00Z" })])).body.counts).toEqual({ created: 3, updated: 0, failed: 0 });
+    await server.request("PATCH", at(`/checkouts/${reopened}`), { key: tenant.key, body: { status: "active" } });
+    await server.request("PATCH", at(`/checkouts/${recovered}`), { key: tenant.key, body: { status: "recovered" } });
+    const res = await batch("checkouts", [checkout(fresh), checkout(reopened), checkout(recovered, { total_price: 31 }), checkout(newer, { total_price: 99, source_updated_at: "2026-11-22T11:00:00Z" })]);
+    expect(res.body.results.map((r: { status: number; stale?: boolean; record: { status: string; total_price: string } }) => [r.status, r.stale ?? false, r.record.status, r.record.total_price])).toEqual([
+      [201, false, "abandoned", "30.00"],
+      // Active again, then pushed: a new abandonment.
+      [200, false, "abandoned", "30.00"],
+      // A recovered checkout stays recovered.
+      [200, false, "recovered", "31.00"],
+      [200, true, "abandoned", "30.00"],
+    ]);
+    const recoveries = await server.db
+      .selectFrom("automation_jobs")
+      .select(["record_external_id", "payload"])
+      .where("flow", "=", "checkout_recovery")
+      .where("record_external_id", "in", [fresh, reopened, recovered, newer])
+      .execute();
+    // One recovery per abandonment: the first push of each, and the reopened one's second.
+    expect(recoveries.map((job) => `${job.record_external_id}:${(job.payload as { abandonment: number }).abandonment}`).sort()).toEqual(
+      [`${fresh}:1`, `${reopened}:1`, `${reopened}:2`, `${recovered}:1`, `${newer}:1`].sort(),
+    );
+
+    const orderId = uid("o");
+    await batch("orders", [order(orderId)]);
+    const [moving, staying, late] = [uid("s"), uid("s"), uid("s")];
+    await batch("shipments", [
+      { external_id: staying, order_external_id: orderId, status: "in_transit" },
+      { external_id: late, order_external_id: orderId, status: "delivered", source_updated_at: "2026-11-22T12:00:00Z" },
+    ]);
+    const shipped = await batch("shipments", [
+      { external_id: moving, order_external_id: orderId, status: "in_transit", carrier: "UPS" },
+      { external_id: staying, order_external_id: orderId, status: "in_transit", tracking_number: "1Z" },
+      { external_id: "lost", order_external_id: "no-such-order", status: "in_transit" },
+      { external_id: late, order_external_id: orderId, status: "in_transit", source_updated_at: "2026-11-22T11:00:00Z" },
+    ]);
+    expect(shipped.body.results.map((r: { status: number; stale?: boolean; error?: string }) => [r.status, r.stale ?? false, r.error ?? null])).toEqual([
+      [201, false, null],
+      [200, false, null],
+      [422, false, "Order not found"],
+      [200, true, null],
+    ]);
+    expect(shipped.body.results[1].record).toMatchObject({ tracking_number: "1Z", status: "in_transit" });
+    expect(shipped.body.results[3].record).toMatchObject({ status: "delivered" });
+    const notices = await server.db.selectFrom("automation_jobs").select("dedupe_key").where("flow", "=", "shipping_notification").where("record_external_id", "in", [moving, staying, late, "lost"]).execute();
+    // One per (shipment, status): the unchanged status and the stale write add none.
+    expect(notices).toHaveLength(3);
+    expect(await server.db.selectFrom("shipments").select("id").where("external_id", "=", "lost").execute()).toEqual([]);
+    expect(writtenOneByOne().slice(before)).toEqual([]);
+  });
+
   it("take exactly 1,000 items, and refuse 1,001 or none with a 422 before any item", async () => {
     const customers = Array.from({ length: 1000 }, (_, i) => ({ external_id: `bulk-${i}`, phone: `+1415555${String(1000 + i).padStart(4, "0")}` }));
     const full = await batch("customers", customers);

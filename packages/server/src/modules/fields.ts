@@ -55,3 +55,20 @@ export async function orStored<R>(write: () => Promise<R>, stored: () => Promise
 export function presentOnly<T extends Record<string, unknown>>(fields: T): Partial<T> {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
+
+/**
+ * Writes grouped by the fields they carry, so that each group is one
+ * multi-row statement (a batch from one shop usually has one); each group in
+ * key order, so that two batches sharing rows lock them in the same order.
+ */
+export function byShape<W extends object>(writes: readonly W[], fields: (write: W) => object, key: (write: W) => string): W[][] {
+  const shapes = new Map<string, W[]>();
+  for (const write of writes) {
+    const shape = Object.keys(fields(write)).sort().join();
+    const group = shapes.get(shape);
+    if (group) group.push(write);
+    else shapes.set(shape, [write]);
+  }
+  const order = (a: W, b: W) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
+  return [...shapes.values()].map((group) => group.sort(order));
+}

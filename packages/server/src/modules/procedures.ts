@@ -44,6 +44,9 @@ function parsedBody<S extends z.ZodType>(ctx: Context & { store: StoreContext },
   return value;
 }
 
+/** What an upsert came to: `stale` when the write was older than the stored record (by `source_updated_at`) and changed nothing. */
+export type Upserted<Record> = { record: Record; created: boolean; stale: boolean };
+
 /** What a service sees of a request: the database, the authorized store and whether the push is a backfill. */
 export type ServiceCall = { db: Db; store: StoreContext; options: TriggerOptions };
 
@@ -63,9 +66,10 @@ type UpsertSpec<Body extends z.ZodType, Record extends object> = {
   upsert(call: ServiceCall, body: z.output<Body>): Promise<{ record: Record; created: boolean; stale: boolean }>;
   /**
    * The same for many records with distinct keys, in a constant number of
-   * statements (a batch uses it when it can): one result per body, in order.
+   * statements (a batch uses it when it can): one result per body, in order,
+   * or the refusal (4xx) a push of that body alone would have answered.
    */
-  upsertMany?: (call: ServiceCall, bodies: Array<z.output<Body>>) => Promise<Array<{ record: Record; created: boolean; stale: boolean }>>;
+  upsertMany?: (call: ServiceCall, bodies: Array<z.output<Body>>) => Promise<Array<Upserted<Record> | AppError>>;
   /** The key a record is stored under, when it is not just its `external_id` (a customer without one is keyed by its phone). */
   keyOf?: (body: z.output<Body>) => string;
 };
@@ -207,7 +211,7 @@ type ParsedItem<Body> = { externalId: string | null; value: Body; ignored: strin
  */
 async function upsertTogether<Body, Record extends object>(
   call: ServiceCall,
-  upsertMany: (call: ServiceCall, bodies: Body[]) => Promise<Array<{ record: Record; created: boolean; stale: boolean }>>,
+  upsertMany: (call: ServiceCall, bodies: Body[]) => Promise<Array<Upserted<Record> | AppError>>,
   keyOf: ((body: Body) => string) | undefined,
   parsed: ReadonlyArray<ParsedItem<Body>>,
   ctx: Pick<Context, "logger" | "requestId">,
@@ -215,7 +219,7 @@ async function upsertTogether<Body, Record extends object>(
   const valid = parsed.flatMap((item) => (item.refused ? [] : [item]));
   const key = (item: (typeof valid)[number]) => (keyOf ? keyOf(item.value) : item.externalId);
   if (valid.length === 0 || new Set(valid.map(key)).size < valid.length) return undefined;
-  let written: Array<{ record: Record; created: boolean; stale: boolean }>;
+  let written: Array<Upserted<Record> | AppError>;
   try {
     written = await upsertMany(call, valid.map((item) => item.value));
   } catch (error) {
@@ -227,7 +231,9 @@ async function upsertTogether<Body, Record extends object>(
   const results = written.values();
   return parsed.map((item) => {
     if (item.refused) return item.refused;
-    const { record, created, stale } = results.next().value as { record: Record; created: boolean; stale: boolean };
+    const result = results.next().value as Upserted<Record> | AppError;
+    if (result instanceof AppError) return refusal(item.externalId, result);
+    const { record, created, stale } = result;
     return {
       status: created ? 201 : 200,
       external_id: item.externalId,
@@ -248,9 +254,10 @@ const externalIdOf = (item: unknown) =>
  * push of it alone would be (the same code, its automations), in order, so
  * duplicates of a key apply one after the other and the last wins. One invalid
  * item never rejects the others: each has its own result. All items are
- * written in one transaction, each in a savepoint of its own, so the batch
- * costs one commit; should the database fail, nothing of the batch is stored
- * and the request answers 503 (send it again).
+ * written in one transaction, set-based when their keys are distinct (a
+ * constant number of statements), else each in a savepoint of its own; should
+ * the database fail, nothing of the batch is stored and the request answers
+ * 503 (send it again).
  */
 export function batchProcedure<Body extends z.ZodType, Record extends object>(spec: UpsertSpec<Body, Record>) {
   const result = z.object({

@@ -38,29 +38,31 @@ export const checkoutRecovery = defineFlow({
 });
 
 /**
- * Fires when this write moved the checkout into `abandoned` (or created it so),
+ * Fires when a write moved the checkout into `abandoned` (or created it so),
  * never for an abandoned checkout it merely touched. A checkout that left
  * `abandoned` has its pending recovery cancelled at once, backfill or not.
+ * Any number of checkouts in one statement per state they left for.
  */
-export async function checkoutRecoveryJobs(trx: Executor, store: TriggerStore, checkout: CheckoutRow, options: TriggerOptions): Promise<NewJob[]> {
-  if (checkout.status !== "abandoned") {
-    await cancelPendingJobs(trx, { flow: "checkout_recovery", record_type: "checkout", record_ids: [checkout.id] }, `the checkout became ${checkout.status}`);
-    return [];
-  }
-  if (options.backfill || !checkout.entered_abandoned) return [];
-  return [
-    checkoutRecovery.job(
-      {
-        store_id: store.id,
-        dedupe_key: `checkout_recovery:${checkout.id}:${checkout.abandonment_count}`,
-        record_id: checkout.id,
-        record_external_id: checkout.external_id,
-        customer_id: checkout.customer_id,
-        delaySeconds: store.recoveryDelaySeconds,
-      },
-      { abandonment: checkout.abandonment_count },
-    ),
-  ];
+export async function checkoutRecoveryJobs(trx: Executor, store: TriggerStore, checkouts: readonly CheckoutRow[], options: TriggerOptions): Promise<NewJob[]> {
+  const left = new Map<string, number[]>();
+  for (const checkout of checkouts) if (checkout.status !== "abandoned") left.set(checkout.status, [...(left.get(checkout.status) ?? []), checkout.id]);
+  for (const [status, ids] of left) await cancelPendingJobs(trx, { flow: "checkout_recovery", record_type: "checkout", record_ids: ids }, `the checkout became ${status}`);
+  if (options.backfill) return [];
+  return checkouts
+    .filter((checkout) => checkout.status === "abandoned" && checkout.entered_abandoned)
+    .map((checkout) =>
+      checkoutRecovery.job(
+        {
+          store_id: store.id,
+          dedupe_key: `checkout_recovery:${checkout.id}:${checkout.abandonment_count}`,
+          record_id: checkout.id,
+          record_external_id: checkout.external_id,
+          customer_id: checkout.customer_id,
+          delaySeconds: store.recoveryDelaySeconds,
+        },
+        { abandonment: checkout.abandonment_count },
+      ),
+    );
 }
 
 /**

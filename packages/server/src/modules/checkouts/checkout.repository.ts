@@ -14,29 +14,41 @@ export type CheckoutWrite = {
 } & SharedOptionalColumns;
 
 /**
- * A new checkout starts `abandoned`. A re-push moves `active` back to
- * `abandoned` and keeps any other state: a late or repeated push never reopens
- * a recovered, completed or expired checkout.
+ * Inserts or updates these checkouts in one statement; every write carries the
+ * same fields (absent ones keep their stored value) and its own key. A new
+ * checkout starts `abandoned`. A re-push moves `active` back to `abandoned`
+ * and keeps any other state: a late or repeated push never reopens a
+ * recovered, completed or expired checkout.
  */
-export function upsertCheckout(db: Executor, storeId: number, checkout: CheckoutWrite) {
-  const { external_id: _key, ...changes } = checkout;
+export function upsertCheckouts(db: Executor, storeId: number, checkouts: readonly CheckoutWrite[]) {
+  const first = checkouts[0];
+  if (!first) return Promise.resolve([]);
+  const columns = Object.keys(first).filter((column) => column !== "external_id") as (keyof CheckoutWrite)[];
   return db
     .insertInto("checkouts")
-    .values({ store_id: storeId, status: "abandoned", ...checkout })
+    .values(checkouts.map((checkout) => ({ store_id: storeId, status: "abandoned" as const, ...checkout })))
     .onConflict((oc) =>
-      oc.columns(["store_id", "external_id"]).doUpdateSet({
-        ...changes,
-        status: sql<CheckoutStatus>`case when checkouts.status = 'active' then 'abandoned' else checkouts.status end`,
-        abandonment_count: sql<number>`checkouts.abandonment_count + case when checkouts.status = 'active' then 1 else 0 end`,
-        entered_abandoned: sql<boolean>`checkouts.status = 'active'`,
-        source_updated_at: keptSourceTime("checkouts"),
-        updated_at: now(),
-      }).where(notStale("checkouts")),
+      oc
+        .columns(["store_id", "external_id"])
+        .doUpdateSet((eb) => ({
+          ...Object.fromEntries(columns.map((column) => [column, eb.ref(`excluded.${column}`)])),
+          status: sql<CheckoutStatus>`case when checkouts.status = 'active' then 'abandoned' else checkouts.status end`,
+          abandonment_count: sql<number>`checkouts.abandonment_count + case when checkouts.status = 'active' then 1 else 0 end`,
+          entered_abandoned: sql<boolean>`checkouts.status = 'active'`,
+          source_updated_at: keptSourceTime("checkouts"),
+          updated_at: now(),
+        }))
+        .where(notStale("checkouts")),
     )
     .returningAll()
     .returning(wasInserted.as("inserted"))
     // Nothing comes back for a write older than the stored checkout.
-    .executeTakeFirst();
+    .execute();
+}
+
+export function findCheckouts(db: Executor, storeId: number, externalIds: readonly string[]) {
+  if (externalIds.length === 0) return Promise.resolve([]);
+  return db.selectFrom("checkouts").selectAll().where("store_id", "=", storeId).where("external_id", "in", externalIds).execute();
 }
 
 export function findCheckout(db: Executor, storeId: number, externalId: string) {

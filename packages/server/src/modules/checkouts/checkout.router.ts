@@ -25,6 +25,8 @@ const checkoutUpsert = upsertSpec({
     const { checkout, created, stale } = await checkouts.upsertCheckout(call.db, call.store, body, call.options);
     return { record: checkout, created, stale };
   },
+  upsertMany: async (call, bodies) =>
+    (await checkouts.upsertCheckouts(call.db, call.store, bodies, call.options)).map(({ checkout, created, stale }) => ({ record: checkout, created, stale })),
 });
 
 export const checkoutRouter = router({

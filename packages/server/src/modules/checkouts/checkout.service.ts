@@ -8,8 +8,8 @@ import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
-import { upsertCustomerIn } from "../customers/customer.service.js";
-import { orStored, presentOnly, sharedOptionalColumns, StaleWrite } from "../fields.js";
+import { upsertCustomerIn, upsertEmbeddedCustomers } from "../customers/customer.service.js";
+import { byShape, orStored, presentOnly, sharedOptionalColumns, StaleWrite } from "../fields.js";
 import * as repo from "./checkout.repository.js";
 
 /** The stored checkout, read back (404 `Checkout not found` when there is none). */
@@ -40,6 +40,18 @@ export function toCheckout(row: CheckoutRow): Checkout {
   };
 }
 
+/** What an upsert writes of a checkout, linked to its customer; absent fields are left out, so they keep their stored value. */
+function checkoutWrite(input: CheckoutInput, customerId: number): repo.CheckoutWrite {
+  return {
+    external_id: input.external_id,
+    customer_id: customerId,
+    abandoned_at: input.abandoned_at,
+    total_price: toMoney(input.total_price),
+    ...presentOnly({ recovery_url: input.recovery_url, source_updated_at: input.source_updated_at }),
+    ...sharedOptionalColumns(input),
+  };
+}
+
 export async function upsertCheckout(
   db: Db,
   store: StoreContext,
@@ -51,17 +63,10 @@ export async function upsertCheckout(
       inTransaction(db, async (trx) => {
         // An embedded customer follows its checkout: the checkout's source time decides.
         const { row: customer, jobs } = await upsertCustomerIn(trx, store, { ...input.customer, source_updated_at: undefined }, options);
-        const upserted = await repo.upsertCheckout(trx, store.id, {
-          external_id: input.external_id,
-          customer_id: customer.id,
-          abandoned_at: input.abandoned_at,
-          total_price: toMoney(input.total_price),
-          ...presentOnly({ recovery_url: input.recovery_url, source_updated_at: input.source_updated_at }),
-          ...sharedOptionalColumns(input),
-        });
+        const [upserted] = await repo.upsertCheckouts(trx, store.id, [checkoutWrite(input, customer.id)]);
         if (!upserted) throw new StaleWrite();
         const { inserted, ...row } = upserted;
-        await enqueueJobs(trx, [...jobs, ...(await checkoutRecoveryJobs(trx, store, row, options))]);
+        await enqueueJobs(trx, [...jobs, ...(await checkoutRecoveryJobs(trx, store, [row], options))]);
         return { checkout: toCheckout(row), created: inserted };
       }),
     async () => {
@@ -69,6 +74,37 @@ export async function upsertCheckout(
       return row && { checkout: toCheckout(row), created: false };
     },
   );
+}
+
+/**
+ * Many checkouts with distinct external_ids, in a constant number of
+ * statements inside the caller's transaction (a batch): the customers, the
+ * checkouts (one statement per set of fields sent), the recoveries cancelled
+ * and the jobs. Each is stored and triggers as it would pushed alone.
+ */
+export async function upsertCheckouts(
+  db: Db,
+  store: StoreContext,
+  inputs: readonly CheckoutInput[],
+  options: TriggerOptions,
+): Promise<Array<{ checkout: Checkout; created: boolean; stale: boolean }>> {
+  return inTransaction(db, async (trx) => {
+    const customers = await upsertEmbeddedCustomers(trx, store, inputs.map((input) => input.customer), options);
+    const written = new Map<string, CheckoutRow & { inserted: boolean }>();
+    const writes = inputs.map((input) => checkoutWrite(input, customers.rowOf(input.customer).id));
+    for (const group of byShape(writes, (write) => write, (write) => write.external_id)) {
+      for (const row of await repo.upsertCheckouts(trx, store.id, group)) written.set(row.external_id, row);
+    }
+    const stale = new Map((await repo.findCheckouts(trx, store.id, inputs.map((input) => input.external_id).filter((id) => !written.has(id)))).map((row) => [row.external_id, row]));
+    await enqueueJobs(trx, [...customers.jobs, ...(await checkoutRecoveryJobs(trx, store, [...written.values()], options))]);
+    return inputs.map((input) => {
+      const row = written.get(input.external_id);
+      if (row) return { checkout: toCheckout(row), created: row.inserted, stale: false };
+      const stored = stale.get(input.external_id);
+      if (!stored) throw new Error("a checkout was neither written nor found");
+      return { checkout: toCheckout(stored), created: false, stale: true };
+    });
+  });
 }
 
 export async function updateCheckout(
@@ -87,7 +123,7 @@ export async function updateCheckout(
   const row = await inTransaction(db, async (trx) => {
     if (Object.keys(changes).length === 0) return repo.findCheckout(trx, store.id, externalId);
     const updated = await repo.updateCheckout(trx, store.id, externalId, changes);
-    if (updated) await enqueueJobs(trx, await checkoutRecoveryJobs(trx, store, updated, options));
+    if (updated) await enqueueJobs(trx, await checkoutRecoveryJobs(trx, store, [updated], options));
     return updated;
   });
   if (row) return { checkout: toCheckout(row), stale: false };

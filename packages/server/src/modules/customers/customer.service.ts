@@ -8,7 +8,7 @@ import { enqueueJobs, type NewJob } from "../../automations/jobs.repository.js";
 import type { CustomerRow, Db, Executor } from "../../db/types.js";
 import { textArray } from "../../db/sql.js";
 import { inTransaction } from "../../db/transaction.js";
-import { orStored, StaleWrite } from "../fields.js";
+import { byShape, orStored, presentOnly, StaleWrite } from "../fields.js";
 import { unstorableText } from "../../text.js";
 import * as repo from "./customer.repository.js";
 
@@ -75,22 +75,43 @@ export async function upsertCustomersIn(
   inputs: readonly CustomerInput[],
   options: TriggerOptions,
 ): Promise<{ rows: Map<string, CustomerRow & { inserted: boolean }>; jobs: NewJob[] }> {
-  const shapes = new Map<string, repo.CustomerWrite[]>();
-  for (const write of inputs.map(customerWrite)) {
-    const shape = Object.keys(write.fields).sort().join();
-    shapes.set(shape, [...(shapes.get(shape) ?? []), write]);
-  }
   const rows = new Map<string, CustomerRow & { inserted: boolean }>();
   const jobs: NewJob[] = [];
-  for (const writes of shapes.values()) {
-    // Rows in key order: two batches that share customers lock them in the same order.
-    writes.sort((a, b) => (a.key.external_id < b.key.external_id ? -1 : a.key.external_id > b.key.external_id ? 1 : 0));
+  for (const writes of byShape(inputs.map(customerWrite), (write) => write.fields, (write) => write.key.external_id)) {
     for (const row of await repo.upsertCustomers(trx, store.id, writes)) {
       rows.set(row.external_id ?? "", row);
       jobs.push(...contactSyncJobs(store, row, options));
     }
   }
   return { rows, jobs };
+}
+
+/** The customers embedded in records (orders, checkouts), written as they would be pushed alone one after the other. */
+export type EmbeddedCustomers = { rowOf(customer: CustomerInput): CustomerRow & { inserted: boolean }; jobs: NewJob[] };
+
+/**
+ * Upserts the customers embedded in many records at once, inside the caller's
+ * transaction. A customer embedded in several records is written once, with
+ * its fields merged in order (the last one sent wins), as the same pushes one
+ * after the other leave it; it triggers one contact sync for the result. An
+ * embedded customer follows its record: the record's source time decides, not
+ * the customer's.
+ */
+export async function upsertEmbeddedCustomers(trx: Executor, store: StoreContext, customers: readonly CustomerInput[], options: TriggerOptions): Promise<EmbeddedCustomers> {
+  const merged = new Map<string, CustomerInput>();
+  for (const customer of customers) {
+    const key = customerKey(customer);
+    merged.set(key, { ...merged.get(key), ...presentOnly({ ...customer, source_updated_at: undefined }) } as CustomerInput);
+  }
+  const written = await upsertCustomersIn(trx, store, [...merged.values()], options);
+  return {
+    rowOf: (customer) => {
+      const row = written.rows.get(customerKey(customer));
+      if (!row) throw new Error("an embedded customer was not written");
+      return row;
+    },
+    jobs: written.jobs,
+  };
 }
 
 /** The active customer, read back with its E.164 phone (404 `Customer not found` when absent or erased). */

@@ -8,8 +8,8 @@ import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
-import { customerKey, upsertCustomerIn, upsertCustomersIn } from "../customers/customer.service.js";
-import { orStored, presentOnly, sharedOptionalColumns, StaleWrite } from "../fields.js";
+import { upsertCustomerIn, upsertEmbeddedCustomers } from "../customers/customer.service.js";
+import { byShape, orStored, presentOnly, sharedOptionalColumns, StaleWrite } from "../fields.js";
 import * as repo from "./order.repository.js";
 
 
@@ -85,10 +85,8 @@ export async function upsertOrder(
  * Many orders with distinct external_ids, in a constant number of statements
  * inside the caller's transaction (a batch): the customers, the orders (one
  * statement per set of fields sent), the recovery cancellations and the jobs.
- * Each order is stored and triggers as it would pushed alone. A customer
- * embedded in several orders is written once, with its fields merged in order
- * (the last one sent wins), as the same pushes one after the other leave it;
- * it triggers one contact sync for the result.
+ * Each order is stored and triggers as it would pushed alone (see
+ * `upsertEmbeddedCustomers` for customers shared by several orders).
  */
 export async function upsertOrders(
   db: Db,
@@ -97,34 +95,17 @@ export async function upsertOrders(
   options: TriggerOptions,
 ): Promise<Array<{ order: Order; created: boolean; stale: boolean }>> {
   return inTransaction(db, async (trx) => {
-    const keyOf = (input: OrderInput) => customerKey(input.customer);
-    const merged = new Map<string, OrderInput["customer"]>();
-    for (const input of inputs) {
-      const key = keyOf(input);
-      merged.set(key, { ...merged.get(key), ...presentOnly(embeddedCustomer(input)) } as OrderInput["customer"]);
-    }
-    const customers = await upsertCustomersIn(trx, store, [...merged.values()], options);
-
-    const shapes = new Map<string, repo.OrderWrite[]>();
-    for (const input of inputs) {
-      const customer = customers.rows.get(keyOf(input));
-      if (!customer) throw new Error("an embedded customer was not written");
-      const write = orderWrite(input, customer.id);
-      const shape = Object.keys(write).sort().join();
-      shapes.set(shape, [...(shapes.get(shape) ?? []), write]);
-    }
+    const customers = await upsertEmbeddedCustomers(trx, store, inputs.map((input) => input.customer), options);
     const written = new Map<string, OrderRow & { inserted: boolean }>();
-    for (const writes of shapes.values()) {
-      // Rows in key order: two batches that share orders lock them in the same order.
-      writes.sort((a, b) => (a.external_id < b.external_id ? -1 : a.external_id > b.external_id ? 1 : 0));
-      for (const row of await repo.upsertOrders(trx, store.id, writes)) written.set(row.external_id, row);
+    const writes = inputs.map((input) => orderWrite(input, customers.rowOf(input.customer).id));
+    for (const group of byShape(writes, (write) => write, (write) => write.external_id)) {
+      for (const row of await repo.upsertOrders(trx, store.id, group)) written.set(row.external_id, row);
     }
     const stale = new Map((await repo.findOrders(trx, store.id, inputs.map((input) => input.external_id).filter((id) => !written.has(id)))).map((row) => [row.external_id, row]));
 
     const fresh = inputs.flatMap((input) => {
       const order = written.get(input.external_id);
-      const customer = customers.rows.get(keyOf(input));
-      return order && customer ? [{ order, customer }] : [];
+      return order ? [{ order, customer: customers.rowOf(input.customer) }] : [];
     });
     await cancelRecoveriesForOrders(trx, store, fresh);
     await enqueueJobs(trx, [...customers.jobs, ...fresh.flatMap(({ order }) => postPurchaseJobs(store, order, order.inserted, options))]);

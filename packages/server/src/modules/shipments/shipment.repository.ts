@@ -14,39 +14,57 @@ export type ShipmentWrite = {
   source_updated_at?: string;
 };
 
-/** The store's order with this external id, locked so it cannot vanish under the shipment. */
-export function findOrder(db: Trx, storeId: number, orderExternalId: string) {
-  return db
+/** The store's orders with these external ids, locked (in key order) so they cannot vanish under their shipments: by external id. */
+export async function findOrders(db: Trx, storeId: number, orderExternalIds: readonly string[]) {
+  if (orderExternalIds.length === 0) return new Map<string, { id: number; customer_id: number }>();
+  const rows = await db
     .selectFrom("orders")
-    .select(["id", "customer_id"])
+    .select(["id", "customer_id", "external_id"])
     .where("store_id", "=", storeId)
-    .where("external_id", "=", orderExternalId)
+    .where("external_id", "in", [...new Set(orderExternalIds)])
+    .orderBy("external_id")
     .forKeyShare()
-    .executeTakeFirst();
+    .execute();
+  return new Map(rows.map((row) => [row.external_id, row]));
 }
 
 export function findShipment(db: Executor, storeId: number, externalId: string) {
   return db.selectFrom("shipments").selectAll().where("store_id", "=", storeId).where("external_id", "=", externalId).executeTakeFirst();
 }
 
-/** Re-posting with another order re-links; `status_changed` says whether this write changed the status. */
-export function upsertShipment(db: Executor, storeId: number, shipment: ShipmentWrite) {
-  const { external_id: _key, ...changes } = shipment;
+/**
+ * Inserts or updates these shipments in one statement; every write carries
+ * the same fields (absent ones keep their stored value) and its own key.
+ * Re-posting with another order re-links; `status_changed` says whether the
+ * write changed the status.
+ */
+export function upsertShipments(db: Executor, storeId: number, shipments: readonly ShipmentWrite[]) {
+  const first = shipments[0];
+  if (!first) return Promise.resolve([]);
+  const columns = Object.keys(first).filter((column) => column !== "external_id") as (keyof ShipmentWrite)[];
   return db
     .insertInto("shipments")
-    .values({ store_id: storeId, ...shipment })
+    .values(shipments.map((shipment) => ({ store_id: storeId, ...shipment })))
     .onConflict((oc) =>
-      oc.columns(["store_id", "external_id"]).doUpdateSet({
-        ...changes,
-        status_changed: changes.status === undefined ? false : sql<boolean>`shipments.status is distinct from excluded.status`,
-        source_updated_at: keptSourceTime("shipments"),
-        updated_at: now(),
-      }).where(notStale("shipments")),
+      oc
+        .columns(["store_id", "external_id"])
+        .doUpdateSet((eb) => ({
+          ...Object.fromEntries(columns.map((column) => [column, eb.ref(`excluded.${column}`)])),
+          status_changed: columns.includes("status") ? sql<boolean>`shipments.status is distinct from excluded.status` : false,
+          source_updated_at: keptSourceTime("shipments"),
+          updated_at: now(),
+        }))
+        .where(notStale("shipments")),
     )
     .returningAll()
     .returning(wasInserted.as("inserted"))
     // Nothing comes back for a write older than the stored shipment.
-    .executeTakeFirst();
+    .execute();
+}
+
+export function findShipments(db: Executor, storeId: number, externalIds: readonly string[]) {
+  if (externalIds.length === 0) return Promise.resolve([]);
+  return db.selectFrom("shipments").selectAll().where("store_id", "=", storeId).where("external_id", "in", externalIds).execute();
 }
 
 /** The shipment with its order's external id, for reading back. */

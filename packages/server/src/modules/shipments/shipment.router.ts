@@ -1,4 +1,5 @@
 import { shipmentInputSchema, shipmentRecordSchema, shipmentSchema } from "@commerce-ingest/shared";
+import { AppError } from "../../errors.js";
 import { router } from "../../trpc.js";
 import { batchProcedure, getProcedure, upsertProcedure, upsertSpec } from "../procedures.js";
 import * as shipments from "./shipment.service.js";
@@ -25,6 +26,10 @@ const shipmentUpsert = upsertSpec({
     const { shipment, created, stale } = await shipments.upsertShipment(call.db, call.store, body, call.options);
     return { record: shipment, created, stale };
   },
+  upsertMany: async (call, bodies) =>
+    (await shipments.upsertShipments(call.db, call.store, bodies, call.options)).map((result) =>
+      result instanceof AppError ? result : { record: result.shipment, created: result.created, stale: result.stale },
+    ),
 });
 
 export const shipmentRouter = router({

@@ -7,7 +7,7 @@ import { enqueueJobs } from "../../automations/jobs.repository.js";
 import { inTransaction } from "../../db/transaction.js";
 import type { Db, ShipmentRow } from "../../db/types.js";
 import { AppError } from "../../errors.js";
-import { orStored, presentOnly, sharedOptionalColumns, StaleWrite } from "../fields.js";
+import { byShape, presentOnly, sharedOptionalColumns } from "../fields.js";
 import * as repo from "./shipment.repository.js";
 
 /** The stored shipment, read back with its order's external id (404 `Shipment not found` when there is none). */
@@ -36,41 +36,76 @@ export function toShipment(row: ShipmentRow): Shipment {
   };
 }
 
+const orderNotFound = () =>
+  new AppError("SHIPMENT_ORDER_NOT_FOUND", [{ path: "order_external_id", message: "no order of this store has this external_id" }]);
+
+/** What an upsert writes of a shipment, linked to its order; absent fields are left out, so they keep their stored value. */
+function shipmentWrite(input: ShipmentInput, orderId: number): repo.ShipmentWrite {
+  return {
+    external_id: input.external_id,
+    order_id: orderId,
+    ...presentOnly({
+      tracking_number: input.tracking_number,
+      tracking_url: input.tracking_url,
+      carrier: input.carrier,
+      status: input.status,
+      source_updated_at: input.source_updated_at,
+    }),
+    ...sharedOptionalColumns({ metadata: input.metadata }),
+  };
+}
+
 export async function upsertShipment(
   db: Db,
   store: StoreContext,
   input: ShipmentInput,
   options: TriggerOptions,
 ): Promise<{ shipment: Shipment; created: boolean; stale: boolean }> {
-  return orStored(() => writeShipment(db, store, input, options), async () => {
-    const row = await repo.findShipment(db, store.id, input.external_id);
-    return row && { shipment: toShipment(row), created: false };
-  });
+  const [result] = await upsertShipments(db, store, [input], options);
+  if (!result) throw new Error("a shipment was not written");
+  if (result instanceof AppError) throw result;
+  return result;
 }
 
-function writeShipment(db: Db, store: StoreContext, input: ShipmentInput, options: TriggerOptions): Promise<{ shipment: Shipment; created: boolean }> {
+/**
+ * Many shipments with distinct external_ids, in a constant number of
+ * statements inside the caller's transaction (a batch): their orders, the
+ * shipments (one statement per set of fields sent), the stale ones read back
+ * and the jobs. Each is stored and triggers as it would pushed alone; one
+ * whose order is unknown is refused, as it would be alone.
+ */
+export async function upsertShipments(
+  db: Db,
+  store: StoreContext,
+  inputs: readonly ShipmentInput[],
+  options: TriggerOptions,
+): Promise<Array<{ shipment: Shipment; created: boolean; stale: boolean } | AppError>> {
   return inTransaction(db, async (trx) => {
-    const order = await repo.findOrder(trx, store.id, input.order_external_id);
-    if (!order) {
-      throw new AppError("SHIPMENT_ORDER_NOT_FOUND", [
-        { path: "order_external_id", message: "no order of this store has this external_id" },
-      ]);
-    }
-    const upserted = await repo.upsertShipment(trx, store.id, {
-      external_id: input.external_id,
-      order_id: order.id,
-      ...presentOnly({
-        tracking_number: input.tracking_number,
-        tracking_url: input.tracking_url,
-        carrier: input.carrier,
-        status: input.status,
-        source_updated_at: input.source_updated_at,
-      }),
-      ...sharedOptionalColumns({ metadata: input.metadata }),
+    const orders = await repo.findOrders(trx, store.id, inputs.map((input) => input.order_external_id));
+    const linked = inputs.flatMap((input) => {
+      const order = orders.get(input.order_external_id);
+      return order ? [{ input, order }] : [];
     });
-    if (!upserted) throw new StaleWrite();
-    const { inserted, ...row } = upserted;
-    await enqueueJobs(trx, shippingNotificationJobs(store, row, order.customer_id, options));
-    return { shipment: toShipment(row), created: inserted };
+    const written = new Map<string, ShipmentRow & { inserted: boolean }>();
+    const writes = linked.map(({ input, order }) => shipmentWrite(input, order.id));
+    for (const group of byShape(writes, (write) => write, (write) => write.external_id)) {
+      for (const row of await repo.upsertShipments(trx, store.id, group)) written.set(row.external_id, row);
+    }
+    const stale = new Map((await repo.findShipments(trx, store.id, linked.map(({ input }) => input.external_id).filter((id) => !written.has(id)))).map((row) => [row.external_id, row]));
+    await enqueueJobs(
+      trx,
+      linked.flatMap(({ input, order }) => {
+        const row = written.get(input.external_id);
+        return row ? shippingNotificationJobs(store, row, order.customer_id, options) : [];
+      }),
+    );
+    return inputs.map((input) => {
+      if (!orders.has(input.order_external_id)) return orderNotFound();
+      const row = written.get(input.external_id);
+      if (row) return { shipment: toShipment(row), created: row.inserted, stale: false };
+      const stored = stale.get(input.external_id);
+      if (!stored) throw new Error("a shipment was neither written nor found");
+      return { shipment: toShipment(stored), created: false, stale: true };
+    });
   });
 }
