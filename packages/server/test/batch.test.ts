@@ -180,6 +180,40 @@ describe("batch endpoints", () => {
     expect(writtenOneByOne().slice(before)).toEqual([]);
   });
 
+  it("record the same automations for a push alone as for the same push in a batch", async () => {
+    const [alone, inBatch] = [await server.createTenant(), await server.createTenant()];
+    const pushes = (n: number) => [
+      { resource: "customers", body: { external_id: `c${n}`, phone: "+14155550131", first_name: "Ada", tags: ["vip"] } },
+      { resource: "orders", body: { external_id: `o${n}`, placed_at: "2026-11-22T10:00:00Z", total_price: 12.5, customer: { external_id: `c${n}`, phone: "+14155550131", first_name: "Ada B." } } },
+      { resource: "checkouts", body: { external_id: `k${n}`, abandoned_at: "2026-11-22T08:00:00Z", total_price: 3, customer: { phone: "+14155550132" } } },
+      { resource: "orders", body: { external_id: `p${n}`, placed_at: "2026-11-22T11:00:00Z", total_price: 1, customer: { phone: "+14155550132" } } },
+      { resource: "shipments", body: { external_id: `s${n}`, order_external_id: `o${n}`, status: "in_transit" } },
+    ];
+    for (const { resource, body } of pushes(1)) {
+      expect((await server.request("POST", `/api/v1/stores/${alone.store.id}/${resource}`, { key: alone.key, body })).status).toBe(201);
+      const res = await server.request("POST", `/api/v1/stores/${inBatch.store.id}/${resource}/batch`, { key: inBatch.key, body: { items: [body] } });
+      expect(res.body.results[0].status).toBe(201);
+    }
+    const automations = async (storeId: number) => {
+      const rows = await server.db.selectFrom("automation_jobs").select(["flow", "record_type", "record_external_id", "payload", "status", "dedupe_key"]).where("store_id", "=", storeId).orderBy("id").execute();
+      // Keys name the store's own row ids: compared by their shape.
+      return rows.map((row) => ({ ...row, dedupe_key: row.dedupe_key.replace(/\d+/g, "#") }));
+    };
+    const recorded = await automations(alone.store.id);
+    expect(recorded.map((job) => `${job.flow}:${job.record_external_id}:${job.status}`)).toEqual([
+      "contact_sync:c1:pending",
+      // The order changed the customer's first name: a sync of its own.
+      "contact_sync:c1:pending",
+      "post_purchase:o1:pending",
+      "contact_sync:+14155550132:pending",
+      // The order after it cancels the checkout's recovery.
+      "checkout_recovery:k1:cancelled",
+      "post_purchase:p1:pending",
+      "shipping_notification:s1:pending",
+    ]);
+    expect(await automations(inBatch.store.id)).toEqual(recorded);
+  });
+
   it("take exactly 1,000 items, and refuse 1,001 or none with a 422 before any item", async () => {
     const customers = Array.from({ length: 1000 }, (_, i) => ({ external_id: `bulk-${i}`, phone: `+1415555${String(1000 + i).padStart(4, "0")}` }));
     const full = await batch("customers", customers);

@@ -41,6 +41,17 @@ describe("a write older than the stored record (source_updated_at)", () => {
     expect((await patch("orders", uid("missing"), { financial_status: "paid", source_updated_at: T1 })).status).toBe(404);
   });
 
+  it("leaves nothing of a stale order push: its embedded customer and a new phone's contact stay as they were", async () => {
+    const [id, customerId] = [uid("order"), uid("customer")];
+    expect((await push("orders", order(id, { source_updated_at: T2, customer: { external_id: customerId, phone: "+14155550190", first_name: "Ada" } }))).status).toBe(201);
+    const stale = await push("orders", order(id, { source_updated_at: T1, customer: { external_id: customerId, phone: "+14155550191", first_name: "Late" } }));
+    expect(stale.headers.get("x-stale-write")).toBe("ignored");
+    const customer = await server.db.selectFrom("customers").select(["first_name", "phone", "profile_version"]).where("store_id", "=", tenant.store.id).where("external_id", "=", customerId).executeTakeFirst();
+    expect(customer).toEqual({ first_name: "Ada", phone: "+14155550190", profile_version: 1 });
+    expect(await server.db.selectFrom("contacts").select("id").where("store_id", "=", tenant.store.id).where("phone", "=", "+14155550191").execute()).toEqual([]);
+    expect((await jobs(customerId)).map((job) => job.flow)).toEqual(["contact_sync"]);
+  });
+
   it("triggers nothing: a late shipment status sends no notification, a late checkout push does not reopen it", async () => {
     const o = uid("order");
     await push("orders", order(o, {}));

@@ -1,7 +1,7 @@
-import { sql } from "kysely";
+import { sql, type QueryCreator, type RawBuilder } from "kysely";
 import type { Flow } from "@commerce-ingest/shared";
 import { now } from "../db/sql.js";
-import type { Executor, JobRow, JobStatus, RecordType } from "../db/types.js";
+import type { Database, Executor, JobRow, JobStatus, RecordType } from "../db/types.js";
 
 export type NewJob = {
   store_id: number;
@@ -29,6 +29,22 @@ export async function enqueueJobs(db: Executor, jobs: NewJob[]): Promise<void> {
     )
     .onConflict((oc) => oc.column("dedupe_key").doNothing())
     .execute();
+}
+
+/**
+ * The jobs a write made in one statement calls for, chosen in SQL from the rows
+ * it wrote: each of `rows` is a select of (store_id, flow, dedupe_key,
+ * record_type, record_id, record_external_id, customer_id, payload), as the
+ * flows' `...JobRows` give them. Recorded unless one with its key exists; a
+ * statement's data-modifying CTE.
+ */
+export function insertJobRows<DB extends Database>(qc: QueryCreator<DB>, rows: ReadonlyArray<RawBuilder<unknown>>) {
+  // Any statement's CTEs, over the tables every statement has.
+  return (qc as unknown as QueryCreator<Database>)
+    .insertInto("automation_jobs")
+    .columns(["store_id", "flow", "dedupe_key", "record_type", "record_id", "record_external_id", "customer_id", "payload"])
+    .expression(sql<never>`${sql.join(rows, sql` union all `)}`)
+    .onConflict((oc) => oc.column("dedupe_key").doNothing());
 }
 
 /** A job ended without running, and why. */

@@ -57,3 +57,13 @@ export async function inSavepoint<T>(db: Trx, name: string, work: () => Promise<
 
 /** PostgreSQL's foreign_key_violation. */
 export const isForeignKeyViolation = (error: unknown): boolean => error instanceof Error && "code" in error && error.code === "23503";
+
+/**
+ * True, or fails the whole statement (undoing every write it made) with a
+ * stale write when `fresh` is false: a push written in one statement checks
+ * with it that its record was not older than the stored one.
+ */
+export const freshOrFail = (fresh: RawBuilder<boolean>): RawBuilder<boolean> => sql<boolean>`fresh_or_fail(${fresh})`;
+
+/** The failure `freshOrFail` raises. */
+export const isStaleWriteError = (error: unknown): boolean => error instanceof Error && "code" in error && error.code === "P0S01";

@@ -21,14 +21,29 @@ export function isRetryable(error: unknown): boolean {
  * outermost transaction, which runs again as a whole.
  */
 export async function inTransaction<T>(db: Db, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-  if (db.isTransaction) {
-    const trx = db as Transaction<Database>;
-    // Nothing is an expected failure here: every one is undone and passed on.
-    return (await inSavepoint(trx, "nested_write", () => work(trx), () => false)) as T;
-  }
+  return db.isTransaction ? nested(db, work) : retried(() => db.transaction().execute(work));
+}
+
+/**
+ * A write made in one statement, which is atomic by itself: outside a
+ * transaction it needs none (no BEGIN and COMMIT round trips); inside one (a
+ * batch) it runs in a savepoint, so that its failure undoes only itself. A
+ * deadlock or serialization failure runs it again, as `inTransaction` does.
+ */
+export async function inStatement<T>(db: Db, work: (db: Db) => Promise<T>): Promise<T> {
+  return db.isTransaction ? nested(db, work) : retried(() => work(db));
+}
+
+function nested<T>(db: Db, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  const trx = db as Transaction<Database>;
+  // Nothing is an expected failure here: every one is undone and passed on.
+  return inSavepoint(trx, "nested_write", () => work(trx), () => false) as Promise<T>;
+}
+
+async function retried<T>(run: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await db.transaction().execute(work);
+      return await run();
     } catch (error) {
       if (attempt >= ATTEMPTS || !isRetryable(error)) throw error;
       // Exponential with full jitter (5 ms doubling, capped at 200 ms): contenders spread apart instead of colliding again.
@@ -36,4 +51,5 @@ export async function inTransaction<T>(db: Db, work: (trx: Transaction<Database>
     }
   }
 }
+
 

@@ -1,5 +1,7 @@
 import type { RawBuilder } from "kysely";
-import { textArray } from "../db/sql.js";
+import { isStaleWriteError, textArray } from "../db/sql.js";
+import { inStatement } from "../db/transaction.js";
+import type { Db } from "../db/types.js";
 import { uniqueTags } from "./customers/customer.service.js";
 
 /**
@@ -33,6 +35,16 @@ export function sharedOptionalColumns(input: SharedOptional): SharedOptionalColu
 export class StaleWrite extends Error {
   constructor() {
     super("a write older than the stored record");
+  }
+}
+
+/** Runs a push written in one statement (see `inStatement`); one that turned out stale fails with `StaleWrite`, having left nothing. */
+export async function inOneStatement<T>(db: Db, work: (db: Db) => Promise<T>): Promise<T> {
+  try {
+    return await inStatement(db, work);
+  } catch (error) {
+    if (isStaleWriteError(error)) throw new StaleWrite();
+    throw error;
   }
 }
 

@@ -1,5 +1,6 @@
+import { sql, type QueryCreator } from "kysely";
 import { z } from "zod";
-import type { CheckoutRow, CustomerRow, Executor, OrderRow } from "../../db/types.js";
+import type { CheckoutRow, CustomerRow, Database, Executor, OrderRow } from "../../db/types.js";
 import { formatMoney } from "../../money.js";
 import { cancelPendingJobs, cancelRecoveriesOfContactsBefore, type NewJob } from "../jobs.repository.js";
 import { defineFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
@@ -78,4 +79,25 @@ export async function cancelRecoveriesForOrders(
 ): Promise<void> {
   const ordered = orders.flatMap(({ order, customer }) => (customer.contact_id === null ? [] : [{ contactId: customer.contact_id, before: order.placed_at }]));
   await cancelRecoveriesOfContactsBefore(trx, store.id, ordered, ORDERED);
+}
+
+/**
+ * `cancelRecoveriesForOrders` for an order written in one statement, as a CTE
+ * from its `ord` and `customer` CTEs. The statement's own customer is matched
+ * by id as well as by contact: the statement does not see its own write of
+ * the customer, whose contact it may have just changed.
+ */
+export function cancelRecoveriesForOrderRows<DB extends Database>(qc: QueryCreator<DB>, store: TriggerStore) {
+  return (qc as unknown as QueryCreator<Database>)
+    .updateTable("automation_jobs")
+    .set({ status: "cancelled", last_error: ORDERED, finished_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
+    .where("status", "=", "pending")
+    .where("flow", "=", "checkout_recovery")
+    .where("record_type", "=", "checkout")
+    .where(
+      "record_id",
+      "in",
+      sql<number>`(select c.id from checkouts as c join customers as cu on cu.id = c.customer_id, ord, customer
+        where c.store_id = ${store.id} and (cu.contact_id = customer.contact_id or c.customer_id = customer.id) and c.abandoned_at < ord.placed_at)`,
+    );
 }

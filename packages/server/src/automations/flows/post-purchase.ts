@@ -1,3 +1,4 @@
+import { sql, type RawBuilder } from "kysely";
 import { z } from "zod";
 import type { OrderRow } from "../../db/types.js";
 import { formatMoney } from "../../money.js";
@@ -36,4 +37,13 @@ export function postPurchaseJobs(store: TriggerStore, order: OrderRow, created: 
       {},
     ),
   ];
+}
+
+/**
+ * The same jobs as `postPurchaseJobs`, chosen in SQL for a push written in one
+ * statement, from the orders it wrote (its `ord` CTE, with `inserted`).
+ */
+export function postPurchaseJobRows(store: TriggerStore, options: TriggerOptions): RawBuilder<unknown> {
+  return sql`select ${store.id}::bigint, 'post_purchase', 'post_purchase:' || o.id, 'order', o.id, o.external_id, o.customer_id, '{}'::jsonb
+    from ord as o where o.inserted and ${!options.backfill}::boolean`;
 }

@@ -8,6 +8,7 @@ import * as idempotency from "./2026-11-22-006-idempotency.js";
 import * as contactOwner from "./2026-11-22-007-contact-owner.js";
 import * as sourceUpdatedAt from "./2026-11-22-008-source-updated-at.js";
 import * as accessChanged from "./2026-11-23-009-access-changed.js";
+import * as staleWrite from "./2026-11-23-010-stale-write.js";
 
 /** Every migration, in order. Listed here so the bundled server needs no migration folder at run time. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-22-007-contact-owner": contactOwner,
   "2026-11-22-008-source-updated-at": sourceUpdatedAt,
   "2026-11-23-009-access-changed": accessChanged,
+  "2026-11-23-010-stale-write": staleWrite,
 };

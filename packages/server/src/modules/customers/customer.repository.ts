@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from "kysely";
 import type { Executor, Trx } from "../../db/types.js";
-import { inSavepoint, isForeignKeyViolation, keptSourceTime, notStale, now, textArray, wasInserted } from "../../db/sql.js";
+import { freshOrFail, inSavepoint, isForeignKeyViolation, keptSourceTime, notStale, now, textArray, wasInserted } from "../../db/sql.js";
+import { insertJobRows } from "../../automations/jobs.repository.js";
 
 /** The fields an upsert writes; absent ones keep their stored value. */
 export type CustomerFields = {
@@ -34,8 +35,39 @@ export type CustomerWrite = { key: { external_id: string; keyed_by_phone: boolea
  * and its own key: a key twice in one statement is refused by PostgreSQL.
  */
 export async function upsertCustomers(db: Executor, storeId: number, writes: readonly CustomerWrite[]) {
+  if (writes.length === 0) return [];
+  return (
+    withCustomers(db, storeId, writes)
+      .selectFrom("customer")
+      .selectAll()
+      // Nothing comes back for a write older than the stored customer.
+      .execute()
+  );
+}
+
+/**
+ * One customer's push in one statement: the customer and its contact (as
+ * `upsertCustomers` writes them) and the jobs `jobs` chooses from the written
+ * `customer`. A write older than the stored customer fails the statement with
+ * a stale write, and nothing of it stays.
+ */
+export function upsertCustomerAlone(db: Executor, storeId: number, write: CustomerWrite, jobs: RawBuilder<unknown>) {
+  return withCustomers(db, storeId, [write])
+    .with("jobs", (qc) => insertJobRows(qc, [jobs]))
+    .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
+    .leftJoin("customer", (join) => join.onTrue())
+    .selectAll("customer")
+    .select(freshOrFail(sql<boolean>`customer.id is not null`).as("fresh"))
+    .executeTakeFirstOrThrow();
+}
+
+/**
+ * The statement's customers (see `upsertCustomers`) as CTEs a statement goes
+ * on from: `contact`, `customer` (the written rows, with `inserted`) and `link`.
+ */
+export function withCustomers(db: Executor, storeId: number, writes: readonly CustomerWrite[]) {
   const first = writes[0];
-  if (!first) return [];
+  if (!first) throw new Error("no customer to write");
   const columns = Object.keys(first.fields) as (keyof CustomerFields)[];
   const changed = profileChanged(columns);
   // Contacts in phone order: two statements that share contacts lock them in the same order.
@@ -91,11 +123,7 @@ export async function upsertCustomers(db: Executor, storeId: number, writes: rea
             .where("customer.profile_changed", "=", true),
         )
         .onConflict((oc) => oc.doNothing()),
-    )
-    .selectFrom("customer")
-    .selectAll()
-    // Nothing comes back for a write older than the stored customer.
-    .execute();
+    );
 }
 
 /** True when a synced field the write carries differs from the stored one. */

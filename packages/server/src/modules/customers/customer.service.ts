@@ -3,12 +3,12 @@ import { AppError } from "../../errors.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import type { StoreContext } from "../../auth/store-context.js";
 import { customerErased } from "../../automations/erasure.js";
-import { contactSyncJobs, type TriggerOptions } from "../../automations/flows/index.js";
+import { contactSyncJobRows, contactSyncJobs, type TriggerOptions } from "../../automations/flows/index.js";
 import { enqueueJobs, type NewJob } from "../../automations/jobs.repository.js";
 import type { CustomerRow, Db, Executor } from "../../db/types.js";
 import { textArray } from "../../db/sql.js";
 import { inTransaction } from "../../db/transaction.js";
-import { byShape, orStored, presentOnly, StaleWrite } from "../fields.js";
+import { byShape, inOneStatement, orStored, presentOnly, StaleWrite } from "../fields.js";
 import { unstorableText } from "../../text.js";
 import * as repo from "./customer.repository.js";
 
@@ -145,12 +145,10 @@ export async function upsertCustomer(
   }
   return orStored(
     async () => {
-      const { row, created } = await inTransaction(db, async (trx) => {
-        const upserted = await upsertCustomerIn(trx, store, input, options);
-        await enqueueJobs(trx, upserted.jobs);
-        return upserted;
-      });
-      return { customer: toCustomer(row), created };
+      // One statement: the customer, its contact and its contact sync.
+      const { fresh: _fresh, inserted, ...row } = await inOneStatement(db, (db) => repo.upsertCustomerAlone(db, store.id, customerWrite(input), contactSyncJobRows(store, options)));
+      if (row.id === null) throw new Error("a customer was not written");
+      return { customer: toCustomer(row as CustomerRow), created: inserted === true };
     },
     async () => {
       const row = await repo.findActiveCustomer(db, store.id, key);

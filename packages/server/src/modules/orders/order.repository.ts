@@ -1,5 +1,9 @@
-import { keptSourceTime, notStale, notStaleFor, now, wasInserted } from "../../db/sql.js";
-import type { Executor } from "../../db/types.js";
+import { sql, type QueryCreator } from "kysely";
+import { freshOrFail, keptSourceTime, notStale, notStaleFor, now, wasInserted } from "../../db/sql.js";
+import type { cancelRecoveriesForOrderRows } from "../../automations/flows/checkout-recovery.js";
+import type { insertJobRows } from "../../automations/jobs.repository.js";
+import { withCustomers, type CustomerWrite } from "../customers/customer.repository.js";
+import type { Database, Executor } from "../../db/types.js";
 import type { SharedOptionalColumns } from "../fields.js";
 
 export type OrderWrite = {
@@ -37,6 +41,55 @@ export function upsertOrders(db: Executor, storeId: number, orders: readonly Ord
     .returning(wasInserted.as("inserted"))
     // Nothing comes back for a write older than the stored order.
     .execute();
+}
+
+/**
+ * One order's push in one statement: its customer and contact (as
+ * `upsertCustomers` writes them, CTE `customer`), the order (as
+ * `upsertOrders`, CTE `ord`), and the CTEs `effects` adds on them (recoveries
+ * cancelled, jobs recorded). An order older than the stored one fails the
+ * statement with a stale write, and nothing of it stays.
+ */
+export function upsertOrderAlone(
+  db: Executor,
+  storeId: number,
+  customer: CustomerWrite,
+  order: Omit<OrderWrite, "customer_id">,
+  effects: {
+    /** The recoveries the order cancels (see `cancelRecoveriesForOrderRows`). */
+    cancelled: (qc: QueryCreator<Database>) => ReturnType<typeof cancelRecoveriesForOrderRows>;
+    /** The jobs the customer and the order call for (see `insertJobRows`). */
+    jobs: (qc: QueryCreator<Database>) => ReturnType<typeof insertJobRows>;
+  },
+) {
+  const columns = [...Object.keys(order).filter((column) => column !== "external_id"), "customer_id"] as (keyof OrderWrite)[];
+  const written = withCustomers(db, storeId, [customer]).with("ord", (qc) =>
+    qc
+      .insertInto("orders")
+      .values({ store_id: storeId, ...order, customer_id: sql<number>`(select id from customer)` })
+      .onConflict((oc) =>
+        oc
+          .columns(["store_id", "external_id"])
+          .doUpdateSet((eb) => ({
+            ...Object.fromEntries(columns.map((column) => [column, eb.ref(`excluded.${column}`)])),
+            source_updated_at: keptSourceTime("orders"),
+            updated_at: now(),
+          }))
+          .where(notStale("orders")),
+      )
+      .returningAll()
+      .returning(wasInserted.as("inserted")),
+  );
+  // Every statement's CTEs, over the tables every statement has.
+  const own = (qc: unknown) => qc as QueryCreator<Database>;
+  return written
+    .with("cancelled", (qc) => effects.cancelled(own(qc)))
+    .with("jobs", (qc) => effects.jobs(own(qc)))
+    .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
+    .leftJoin("ord", (join) => join.onTrue())
+    .selectAll("ord")
+    .select(freshOrFail(sql<boolean>`ord.id is not null`).as("fresh"))
+    .executeTakeFirstOrThrow();
 }
 
 export function findOrder(db: Executor, storeId: number, externalId: string) {

@@ -1,15 +1,15 @@
 import type { Order, OrderInput, OrderPatch, OrderRecord } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/store-context.js";
-import { cancelRecoveriesForOrders, postPurchaseJobs, type TriggerOptions } from "../../automations/flows/index.js";
-import { enqueueJobs } from "../../automations/jobs.repository.js";
+import { cancelRecoveriesForOrderRows, cancelRecoveriesForOrders, contactSyncJobRows, postPurchaseJobRows, postPurchaseJobs, type TriggerOptions } from "../../automations/flows/index.js";
+import { enqueueJobs, insertJobRows } from "../../automations/jobs.repository.js";
 import { inTransaction } from "../../db/transaction.js";
 import type { Db, OrderRow } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
-import { upsertCustomerIn, upsertEmbeddedCustomers } from "../customers/customer.service.js";
-import { byShape, orStored, presentOnly, sharedOptionalColumns, StaleWrite } from "../fields.js";
+import { customerWrite, upsertEmbeddedCustomers } from "../customers/customer.service.js";
+import { byShape, inOneStatement, orStored, presentOnly, sharedOptionalColumns } from "../fields.js";
 import * as repo from "./order.repository.js";
 
 
@@ -43,9 +43,12 @@ export function toOrder(row: OrderRow): Order {
 
 /** What an upsert writes of an order, linked to its customer; absent fields are left out, so they keep their stored value. */
 function orderWrite(input: OrderInput, customerId: number): repo.OrderWrite {
+  return { ...orderFields(input), customer_id: customerId };
+}
+
+function orderFields(input: OrderInput): Omit<repo.OrderWrite, "customer_id"> {
   return {
     external_id: input.external_id,
-    customer_id: customerId,
     placed_at: input.placed_at,
     total_price: toMoney(input.total_price),
     ...presentOnly({ financial_status: input.financial_status, fulfillment_status: input.fulfillment_status, source_updated_at: input.source_updated_at }),
@@ -56,7 +59,11 @@ function orderWrite(input: OrderInput, customerId: number): repo.OrderWrite {
 /** An embedded customer follows its order: the order's source time decides, not the customer's. */
 const embeddedCustomer = (input: OrderInput) => ({ ...input.customer, source_updated_at: undefined });
 
-/** The order and its embedded customer (upserted by the key rule and linked) in one transaction. */
+/**
+ * The order and its embedded customer (upserted by the key rule and linked),
+ * the recoveries it cancels and the jobs it calls for, in one statement: one
+ * round trip, no transaction to open or commit.
+ */
 export async function upsertOrder(
   db: Db,
   store: StoreContext,
@@ -64,16 +71,16 @@ export async function upsertOrder(
   options: TriggerOptions,
 ): Promise<{ order: Order; created: boolean; stale: boolean }> {
   return orStored(
-    () =>
-      inTransaction(db, async (trx) => {
-        const { row: customer, jobs } = await upsertCustomerIn(trx, store, embeddedCustomer(input), options);
-        const [upserted] = await repo.upsertOrders(trx, store.id, [orderWrite(input, customer.id)]);
-        if (!upserted) throw new StaleWrite();
-        const { inserted, ...row } = upserted;
-        await cancelRecoveriesForOrders(trx, store, [{ order: row, customer }]);
-        await enqueueJobs(trx, [...jobs, ...postPurchaseJobs(store, row, inserted, options)]);
-        return { order: toOrder(row), created: inserted };
-      }),
+    async () => {
+      const { fresh: _fresh, inserted, ...row } = await inOneStatement(db, (db) =>
+        repo.upsertOrderAlone(db, store.id, customerWrite(embeddedCustomer(input)), orderFields(input), {
+          cancelled: (qc) => cancelRecoveriesForOrderRows(qc, store),
+          jobs: (qc) => insertJobRows(qc, [contactSyncJobRows(store, options), postPurchaseJobRows(store, options)]),
+        }),
+      );
+      if (row.id === null) throw new Error("an order was not written");
+      return { order: toOrder(row as OrderRow), created: inserted === true };
+    },
     async () => {
       const row = await repo.findOrder(db, store.id, input.external_id);
       return row && { order: toOrder(row), created: false };
