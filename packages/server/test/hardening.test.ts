@@ -111,6 +111,26 @@ describe.runIf(onceAcrossDatabases)("operators", () => {
   });
 });
 
+describe.runIf(testDb === "postgres")("statements prepared once per connection", () => {
+  it("keep working when a table changes shape under them (a newer process migrated): no push fails", async () => {
+    const own = await startTestServer();
+    try {
+      const t = await own.createTenant();
+      const push = (id: string) =>
+        own.request("POST", `/api/v1/stores/${t.store.id}/orders`, { key: t.key, body: { external_id: id, placed_at: "2026-11-22T10:00:00Z", total_price: 1, customer: { phone: "+14155552671" } } });
+      // Each connection of the pool prepares the push's statement.
+      for (let i = 0; i < 12; i++) expect((await push(`before-${i}`)).status).toBe(201);
+      // What the prepared plans return changes shape.
+      await sql.raw("alter table orders add column added_later text").execute(own.db);
+      const after = await Promise.all(Array.from({ length: 12 }, (_, i) => push(`after-${i}`)));
+      expect(after.map((res) => res.status)).toEqual(Array.from({ length: 12 }, () => 201));
+      expect((await push("after-0")).status).toBe(200);
+    } finally {
+      await own.close();
+    }
+  });
+});
+
 describe.runIf(testDb === "postgres")("the request deadline", () => {
   it("answers 503 with Retry-After when a request takes longer than its deadline", async () => {
     const hurried = await startTestServer({ requestDeadlineMs: 500 });

@@ -119,6 +119,44 @@ const pgTypes = {
   },
 };
 
+/** The most statements one connection keeps prepared, and the most parameters a prepared one takes. */
+const PREPARED_PER_CONNECTION = 200;
+const PREPARED_MAX_PARAMETERS = 100;
+
+/**
+ * Has PostgreSQL plan each statement the service repeats once per connection
+ * (a named prepared statement) instead of at every run: planning is most of
+ * the cost of a push's statement. Statements with many parameters (a batch's,
+ * whose text changes with its size) are planned each time, as before. A
+ * statement whose tables changed shape under it (a migration by a newer
+ * process) is prepared anew at its next run; the failed run is retried.
+ */
+function prepareRepeated(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const names = new Map<string, string>();
+  let next = 0;
+  client.query = ((text: unknown, values?: unknown, ...rest: unknown[]) => {
+    if (typeof text !== "string" || !Array.isArray(values) || values.length === 0 || values.length > PREPARED_MAX_PARAMETERS) return query(text, values, ...rest);
+    let name = names.get(text);
+    if (!name && names.size < PREPARED_PER_CONNECTION) {
+      name = `ingest_${next++}`;
+      names.set(text, name);
+    }
+    if (!name) return query(text, values, ...rest);
+    const prepared = query({ name, text, values }, ...rest);
+    if (prepared instanceof Promise) {
+      prepared.catch((error: unknown) => {
+        if (isStalePlan(error)) names.delete(text);
+      });
+    }
+    return prepared;
+  }) as typeof client.query;
+}
+
+/** PostgreSQL refuses a prepared statement whose result's shape changed since it was planned. */
+export const isStalePlan = (error: unknown): boolean =>
+  error instanceof Error && "code" in error && error.code === "0A000" && /cached plan must not change result type/.test(error.message);
+
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.kind === "postgres") {
     const pool = new pg.Pool({
@@ -137,7 +175,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     // clients report through the pool, clients in use through their own listener; either
     // way the query in flight fails and the request answers 503.
     pool.on("error", () => {});
-    pool.on("connect", (client) => client.on("error", () => {}));
+    pool.on("connect", (client) => {
+      client.on("error", () => {});
+      prepareRepeated(client);
+    });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     const withoutTimeouts = async <T>(work: (db: Db) => Promise<T>): Promise<T> => {
       const unbounded = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: options.url, max: 1, types: pgTypes, application_name: "commerce-ingest-migrate" }) }) });

@@ -1,4 +1,5 @@
 import type { Transaction } from "kysely";
+import { isStalePlan } from "./index.js";
 import { inSavepoint } from "./sql.js";
 import type { Database, Db } from "./types.js";
 
@@ -6,7 +7,7 @@ const RETRYABLE = new Set(["40001", "40P01"]); // serialization_failure, deadloc
 const ATTEMPTS = 8;
 
 export function isRetryable(error: unknown): boolean {
-  return error instanceof Error && "code" in error && RETRYABLE.has(String(error.code));
+  return (error instanceof Error && "code" in error && RETRYABLE.has(String(error.code))) || isStalePlan(error);
 }
 
 /**
