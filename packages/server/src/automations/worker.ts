@@ -23,7 +23,18 @@ export type WorkerOptions = {
   backoffMaxMs: number;
 };
 
-export type Worker = { readonly id: string; stop(): Promise<void>; /** Runs due jobs now rather than at the next poll. */ nudge(): void };
+export type Worker = {
+  readonly id: string;
+  stop(): Promise<void>;
+  /** Runs due jobs soon (within `NUDGE_GATHER_MS`) rather than at the next poll. */
+  nudge(): void;
+};
+
+/**
+ * How long a nudge waits for more: the jobs of a burst of pushes are claimed
+ * and run together, not one claim and one transaction per push.
+ */
+export const NUDGE_GATHER_MS = 20;
 
 /** Exponential, capped, with jitter so that retries of many jobs spread out. */
 export function backoffMs(attempt: number, options: Pick<WorkerOptions, "backoffBaseMs" | "backoffMaxMs">): number {
@@ -224,6 +235,9 @@ export function startWorker(deps: { db: Db; logger: Logger; provider: MessagingP
   let claiming = false;
   /** Set when a slot freed up or a nudge came while a claim was under way: claim again right after. */
   let again = false;
+  let nudged: NodeJS.Timeout | undefined;
+  /** The last claim took all it could: more jobs were probably due. */
+  let backlog = false;
 
   /** Fills every free slot with due jobs; one claim at a time, so slots are never over-filled. */
   async function fill(): Promise<void> {
@@ -247,8 +261,9 @@ export function startWorker(deps: { db: Db; logger: Logger; provider: MessagingP
         // Spread over the free slots, so a small backlog still runs side by side.
         const groups = Math.min(free, Math.ceil(jobs.length / groupSize));
         for (let slot = 0; slot < groups; slot++) start(jobs.filter((_, index) => index % groups === slot));
-        // A full claim means more may be due right now.
-        if (jobs.length === free * groupSize) again = true;
+        // A full claim means more may be due right now: claim again, now and as slots free up.
+        backlog = jobs.length === free * groupSize;
+        if (backlog) again = true;
       } while (again && running);
     } finally {
       claiming = false;
@@ -261,7 +276,8 @@ export function startWorker(deps: { db: Db; logger: Logger; provider: MessagingP
       .catch((error: unknown) => logger.error({ err: errorForLog(error) }, "job runner failed"))
       .finally(() => {
         inFlight.delete(run);
-        void fill();
+        // With nothing left behind, the next nudge or poll claims: no claim that finds nothing after each group.
+        if (backlog) void fill();
       });
     inFlight.add(run);
   }
@@ -272,10 +288,17 @@ export function startWorker(deps: { db: Db; logger: Logger; provider: MessagingP
 
   return {
     id,
-    nudge: () => void fill(),
+    nudge: () => {
+      if (nudged || !running) return;
+      nudged = setTimeout(() => {
+        nudged = undefined;
+        void fill();
+      }, NUDGE_GATHER_MS);
+    },
     async stop() {
       running = false;
       clearInterval(poll);
+      clearTimeout(nudged);
       while (inFlight.size > 0 || claiming) await Promise.race([...inFlight, new Promise((resolve) => setTimeout(resolve, 10))]);
       logger.info("worker stopped");
     },
