@@ -6,7 +6,7 @@
 // - The load comes from another process (load.mjs, autocannon).
 // - References: (a) bare-server.mjs, express 5 + pg checking the key and upserting one order row;
 //   (b) the database alone, no HTTP: the same key lookup and upsert from a pg loop, and the same rows
-//   inserted 1,000 per statement.
+//   inserted 1,000 per statement; for the embedded mode, PGlite alone running the same key lookup and upsert.
 // Writes docs/benchmarks.json and docs/benchmarks.md (quoted by the README).
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
@@ -151,6 +151,32 @@ async function databaseAlone(url, storeId, key) {
   return { singleRps: single, batchRowsPerSecond: rows / seconds };
 }
 
+/** Reference (b) for the embedded mode: PGlite alone, in this process, the same key lookup and one-row upsert, no HTTP. */
+async function embeddedAlone() {
+  const { PGlite } = await import("@electric-sql/pglite");
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ingest-bench-alone-"));
+  const db = await PGlite.create(path.join(dir, "pgdata"), { startParams: [...PGlite.defaultStartParams, "-c", "shared_buffers=32MB"] });
+  try {
+    await db.exec(`create table api_keys (key_hash text primary key, team_id bigint, deleted_at timestamptz);
+      create table bare_orders (store_id bigint not null, external_id text not null, total_price numeric(14,2) not null, body jsonb not null, primary key (store_id, external_id))`);
+    let done = 0;
+    const end = Date.now() + seconds * 1000;
+    while (Date.now() < end) {
+      await db.query("select team_id from api_keys where key_hash = $1 and deleted_at is null", ["hash"]);
+      await db.query(
+        `insert into bare_orders (store_id, external_id, total_price, body) values ($1, $2, $3, $4)
+         on conflict (store_id, external_id) do update set total_price = excluded.total_price, body = excluded.body returning (xmax = 0) as inserted`,
+        [1, `alone-${done}`, 19.99, JSON.stringify({ external_id: `alone-${done}` })],
+      );
+      done++;
+    }
+    return done / seconds;
+  } finally {
+    await db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 const machine = `${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.type()} ${os.release()}`;
 console.log(`Benchmark on ${machine}; ${connections} connections, ${seconds} s per scenario; load from its own process.`);
 
@@ -223,6 +249,8 @@ try {
   record("embedded: order push, new keys", embeddedOrders);
   await stop(embedded.child);
   fs.rmSync(dataDir, { recursive: true, force: true });
+  const pgliteAlone = await embeddedAlone();
+  record("reference: embedded database alone (PGlite loop)", { rps: pgliteAlone, p50: "-", p99: "-" });
 
   const ratio = (a, b) => (b > 0 ? a / b : 0);
   const targets = [

@@ -75,7 +75,8 @@ export type ContactProfile = {
 export async function writeContactProfiles(trx: Trx, syncs: ReadonlyArray<{ contactId: number; customerId: number; profile: ContactProfile }>): Promise<void> {
   const last = new Map(syncs.map((sync) => [sync.contactId, sync]));
   if (last.size === 0) return;
-  await trx.selectFrom("contacts").select("id").where("id", "in", [...last.keys()]).orderBy("phone").forUpdate().execute();
+  // No key changes: a message or customer referring to a contact (a key-share lock) never waits for this.
+  await trx.selectFrom("contacts").select("id").where("id", "in", [...last.keys()]).orderBy("phone").forNoKeyUpdate().execute();
   const rows = sql.join(
     [...last.values()].map(
       ({ contactId, customerId, profile: p }) =>
