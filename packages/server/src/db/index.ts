@@ -10,11 +10,12 @@ import type { Database, Db } from "./types.js";
 import { DataDirLock } from "./lock.js";
 
 /**
- * The embedded database's settings: PGlite's own, with 32 MB of shared buffers
- * rather than PostgreSQL's 128 MB (the process's memory, for a database of one
- * shop's data; the operating system caches the files as well).
+ * The embedded database's settings: PGlite's own, with 16 MB of shared buffers
+ * rather than PostgreSQL's 128 MB. They live in the server's own memory, which
+ * they would otherwise double; the operating system caches the files as well,
+ * and the embedded mode serves one process on one machine.
  */
-const EMBEDDED_START_PARAMS = [...PGlite.defaultStartParams, "-c", "shared_buffers=32MB"];
+const EMBEDDED_START_PARAMS = [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"];
 
 /**
  * Creates the embedded database's files, when there are none yet, in a process
