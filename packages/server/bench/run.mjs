@@ -46,8 +46,9 @@ async function waitFor(url) {
 /** The service as its own process, in its default configuration. */
 async function startService(env) {
   const port = await freePort();
+  // As `pnpm start` runs it (a young generation of 4 MB semi-spaces: the same speed in about 40 MB less);
   // BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=prof" profiles the service.
-  const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean);
+  const nodeFlags = ["--max-semi-space-size=4", ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
   const child = spawn(process.execPath, [...nodeFlags, path.join(here, "../dist/main.js")], {
     env: { PATH: process.env.PATH, PORT: String(port), ADMIN_TOKEN: admin, SEED_DEMO: "false", LOG_LEVEL: "warn", RATE_LIMIT_REQUESTS: "100000000", ...env },
     stdio: ["ignore", "ignore", "inherit"],
@@ -155,7 +156,7 @@ async function databaseAlone(url, storeId, key) {
 async function embeddedAlone() {
   const { PGlite } = await import("@electric-sql/pglite");
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ingest-bench-alone-"));
-  const db = await PGlite.create(path.join(dir, "pgdata"), { startParams: [...PGlite.defaultStartParams, "-c", "shared_buffers=32MB"] });
+  const db = await PGlite.create(path.join(dir, "pgdata"), { startParams: [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB"] });
   try {
     await db.exec(`create table api_keys (key_hash text primary key, team_id bigint, deleted_at timestamptz);
       create table bare_orders (store_id bigint not null, external_id text not null, total_price numeric(14,2) not null, body jsonb not null, primary key (store_id, external_id))`);
