@@ -15,20 +15,23 @@ export type NewJob = {
   delaySeconds?: number;
 };
 
-/** Records jobs, each unless one with its key exists: that key is what makes a flow fire once. */
+/**
+ * Records jobs, each unless one with its key exists: that key is what makes a
+ * flow fire once. One statement of constant text for any number of jobs (each
+ * column an array), so PostgreSQL plans it once per connection.
+ */
 export async function enqueueJobs(db: Executor, jobs: NewJob[]): Promise<void> {
   if (jobs.length === 0) return;
-  await db
-    .insertInto("automation_jobs")
-    .values(
-      jobs.map(({ delaySeconds = 0, payload = {}, ...columns }) => ({
-        ...columns,
-        payload: JSON.stringify(payload),
-        run_at: sql<Date>`now() + make_interval(secs => ${delaySeconds})`,
-      })),
-    )
-    .onConflict((oc) => oc.column("dedupe_key").doNothing())
-    .execute();
+  const column = <T>(pick: (job: NewJob) => T) => jobs.map(pick);
+  await sql`
+    insert into automation_jobs (store_id, flow, dedupe_key, record_type, record_id, record_external_id, customer_id, payload, run_at)
+    select store_id, flow, dedupe_key, record_type, record_id, record_external_id, customer_id, payload, now() + make_interval(secs => delay)
+    from unnest(
+      ${column((job) => job.store_id)}::bigint[], ${column((job) => job.flow)}::text[], ${column((job) => job.dedupe_key)}::text[],
+      ${column((job) => job.record_type)}::text[], ${column((job) => job.record_id)}::bigint[], ${column((job) => job.record_external_id)}::text[],
+      ${column((job) => job.customer_id)}::bigint[], ${column((job) => JSON.stringify(job.payload ?? {}))}::jsonb[], ${column((job) => job.delaySeconds ?? 0)}::float8[]
+    ) as job(store_id, flow, dedupe_key, record_type, record_id, record_external_id, customer_id, payload, delay)
+    on conflict (dedupe_key) do nothing`.execute(db);
 }
 
 /**
