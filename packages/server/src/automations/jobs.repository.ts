@@ -51,7 +51,7 @@ export function insertJobRows<DB extends Database>(qc: QueryCreator<DB>, rows: R
 }
 
 /** A job ended without running, and why. */
-const cancelledBecause = (reason: string) => ({ status: "cancelled" as const, last_error: reason, finished_at: now(), updated_at: now() });
+export const cancelledBecause = (reason: string) => ({ status: "cancelled" as const, last_error: reason, finished_at: now(), updated_at: now() });
 
 type JobFilter = { flow?: Flow; record_type?: RecordType; record_ids?: number[]; customer_id?: number };
 

@@ -2,7 +2,7 @@ import { sql, type QueryCreator } from "kysely";
 import { z } from "zod";
 import type { CheckoutRow, CustomerRow, Database, Executor, OrderRow } from "../../db/types.js";
 import { formatMoney } from "../../money.js";
-import { cancelPendingJobs, cancelRecoveriesOfContactsBefore, type NewJob } from "../jobs.repository.js";
+import { cancelledBecause, cancelPendingJobs, cancelRecoveriesOfContactsBefore, type NewJob } from "../jobs.repository.js";
 import { defineFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
 import { findCheckoutForRecovery } from "./flow.repository.js";
 
@@ -90,7 +90,7 @@ export async function cancelRecoveriesForOrders(
 export function cancelRecoveriesForOrderRows<DB extends Database>(qc: QueryCreator<DB>, store: TriggerStore) {
   return (qc as unknown as QueryCreator<Database>)
     .updateTable("automation_jobs")
-    .set({ status: "cancelled", last_error: ORDERED, finished_at: sql<Date>`now()`, updated_at: sql<Date>`now()` })
+    .set(cancelledBecause(ORDERED))
     .where("status", "=", "pending")
     .where("flow", "=", "checkout_recovery")
     .where("record_type", "=", "checkout")

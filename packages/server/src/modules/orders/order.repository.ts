@@ -1,4 +1,4 @@
-import { sql, type QueryCreator } from "kysely";
+import { sql, type QueryCreator, type RawBuilder } from "kysely";
 import { freshOrFail, keptSourceTime, notStale, notStaleFor, now, wasInserted } from "../../db/sql.js";
 import type { cancelRecoveriesForOrderRows } from "../../automations/flows/checkout-recovery.js";
 import type { insertJobRows } from "../../automations/jobs.repository.js";
@@ -21,10 +21,18 @@ export type OrderWrite = {
  * same fields (absent ones keep their stored value) and its own key.
  */
 export function upsertOrders(db: Executor, storeId: number, orders: readonly OrderWrite[]) {
-  const first = orders[0];
-  if (!first) return Promise.resolve([]);
-  const columns = Object.keys(first).filter((column) => column !== "external_id") as (keyof OrderWrite)[];
-  return db
+  if (orders.length === 0) return Promise.resolve([]);
+  return (
+    orderUpsert(db, storeId, orders)
+      // Nothing comes back for a write older than the stored order.
+      .execute()
+  );
+}
+
+/** The insert of `upsertOrders`, for a statement of its own or a CTE of a larger one. */
+function orderUpsert(qc: QueryCreator<Database>, storeId: number, orders: ReadonlyArray<Omit<OrderWrite, "customer_id"> & { customer_id: number | RawBuilder<number> }>) {
+  const columns = Object.keys(orders[0] ?? {}).filter((column) => column !== "external_id") as (keyof OrderWrite)[];
+  return qc
     .insertInto("orders")
     .values(orders.map((order) => ({ store_id: storeId, ...order })))
     .onConflict((oc) =>
@@ -38,9 +46,7 @@ export function upsertOrders(db: Executor, storeId: number, orders: readonly Ord
         .where(notStale("orders")),
     )
     .returningAll()
-    .returning(wasInserted.as("inserted"))
-    // Nothing comes back for a write older than the stored order.
-    .execute();
+    .returning(wasInserted.as("inserted"));
 }
 
 /**
@@ -62,26 +68,11 @@ export function upsertOrderAlone(
     jobs: (qc: QueryCreator<Database>) => ReturnType<typeof insertJobRows>;
   },
 ) {
-  const columns = [...Object.keys(order).filter((column) => column !== "external_id"), "customer_id"] as (keyof OrderWrite)[];
-  const written = withCustomers(db, storeId, [customer]).with("ord", (qc) =>
-    qc
-      .insertInto("orders")
-      .values({ store_id: storeId, ...order, customer_id: sql<number>`(select id from customer)` })
-      .onConflict((oc) =>
-        oc
-          .columns(["store_id", "external_id"])
-          .doUpdateSet((eb) => ({
-            ...Object.fromEntries(columns.map((column) => [column, eb.ref(`excluded.${column}`)])),
-            source_updated_at: keptSourceTime("orders"),
-            updated_at: now(),
-          }))
-          .where(notStale("orders")),
-      )
-      .returningAll()
-      .returning(wasInserted.as("inserted")),
-  );
   // Every statement's CTEs, over the tables every statement has.
   const own = (qc: unknown) => qc as QueryCreator<Database>;
+  const written = withCustomers(db, storeId, [customer]).with("ord", (qc) =>
+    orderUpsert(own(qc), storeId, [{ ...order, customer_id: sql<number>`(select id from customer)` }]),
+  );
   return written
     .with("cancelled", (qc) => effects.cancelled(own(qc)))
     .with("jobs", (qc) => effects.jobs(own(qc)))
