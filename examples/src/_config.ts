@@ -72,23 +72,24 @@ function operatorToken(): string | undefined {
 
 const minutesFromNow = (iso: string) => Math.round((Date.parse(iso) - Date.now()) / 60_000);
 
+type RecordRef = [type: "order" | "customer" | "checkout" | "shipment", externalId: string];
+
 /**
- * Ends an example by showing what its pushes triggered: each automation run for
- * the records named, once the worker has had its turn (a few seconds at most),
- * with its message. Reads the store's activity from the operator API, which a
- * service started on this machine allows; elsewhere, says how to look.
+ * Waits until the worker has run what is due for these records (a few seconds
+ * at most), and answers their runs, oldest first, with the store's messages.
+ * Reads the store's activity from the operator API, which a service started on
+ * this machine allows; elsewhere answers undefined.
  */
-export async function showTriggered(records: Array<[type: "order" | "customer" | "checkout" | "shipment", externalId: string]>): Promise<void> {
+async function settledActivity(records: RecordRef[]): Promise<{ runs: Run[]; messages: Message[] } | undefined> {
   const { baseUrl, storeId } = loadConfig();
   const token = operatorToken();
-  const command = `pnpm admin activity --store ${storeId}`;
-  if (!token) return say(`\nSee what this triggered: ${command}`);
+  if (!token) return undefined;
   const wanted = new Set(records.map(([type, id]) => `${type} ${id}`));
   let runs: Run[] = [];
   let messages: Message[] = [];
   for (let poll = 0; poll < 25; poll++) {
     const response = await fetch(`${baseUrl}/admin/v1/stores/${storeId}/activity?limit=200`, { headers: { Authorization: `Bearer ${token}` } }).catch(() => undefined);
-    if (!response?.ok) return say(`\nSee what this triggered: ${command}`);
+    if (!response?.ok) return undefined;
     const activity = (await response.json()) as { runs: Run[]; messages: Message[] };
     runs = activity.runs.filter((run) => wanted.has(`${run.record_type} ${run.record_external_id}`)).reverse();
     messages = activity.messages;
@@ -96,6 +97,25 @@ export async function showTriggered(records: Array<[type: "order" | "customer" |
     if (!runs.some(due)) break;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+  return { runs, messages };
+}
+
+/** Waits until the worker has run what these records triggered, as time passing between a shop's events would allow. */
+export async function waitForAutomations(records: RecordRef[]): Promise<void> {
+  if (!(await settledActivity(records))) await new Promise((resolve) => setTimeout(resolve, 1000));
+}
+
+/**
+ * Ends an example by showing what its pushes triggered: each automation run for
+ * the records named, once the worker has had its turn (a few seconds at most),
+ * with its message; elsewhere than on the service's machine, says how to look.
+ */
+export async function showTriggered(records: RecordRef[]): Promise<void> {
+  const { storeId } = loadConfig();
+  const command = `pnpm admin activity --store ${storeId}`;
+  const activity = await settledActivity(records);
+  if (!activity) return say(`\nSee what this triggered: ${command}`);
+  const { runs, messages } = activity;
   say("\nWhat this triggered:");
   if (runs.length === 0) say("  nothing");
   for (const run of runs) {

@@ -1,7 +1,9 @@
 // Pushes an order, then its shipment through its statuses. Each new status sends one
-// shipping notification; repeating a status sends nothing.
+// shipping notification; repeating a status sends nothing. A status that changes again
+// before its notification goes is superseded (the customer hears only the latest), so
+// the example lets the worker run between statuses, as hours between a parcel's scans would.
 import type { ShipmentStatus } from "@commerce-ingest/sdk";
-import { connect, main, runId, say, showTriggered } from "./_config.js";
+import { connect, main, runId, say, showTriggered, waitForAutomations } from "./_config.js";
 
 await main(async () => {
   const { store } = connect();
@@ -25,6 +27,7 @@ await main(async () => {
       status,
     });
     say(`Shipment ${shipment.data.external_id} (order id ${shipment.data.order_id}): ${shipment.created ? "created" : "updated"}, status ${shipment.data.status}`);
+    await waitForAutomations([["shipment", shipment.data.external_id]]);
   }
   say("Notifications: one each for pending, in_transit and delivered; the repeated in_transit sent nothing");
   await showTriggered([["order", order.data.external_id], ["shipment", `example-shipment-${id}`]]);
