@@ -67,3 +67,6 @@ export const freshOrFail = (fresh: RawBuilder<boolean>): RawBuilder<boolean> => 
 
 /** The failure `freshOrFail` raises. */
 export const isStaleWriteError = (error: unknown): boolean => error instanceof Error && "code" in error && error.code === "P0S01";
+
+/** The failure `order_or_fail()` raises: a shipment's order does not exist. */
+export const isOrderMissingError = (error: unknown): boolean => error instanceof Error && "code" in error && error.code === "P0S02";

@@ -1,4 +1,5 @@
 import { shipmentStatusSchema } from "@commerce-ingest/shared";
+import { sql, type RawBuilder } from "kysely";
 import { z } from "zod";
 import type { ShipmentRow } from "../../db/types.js";
 import { defineSetFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
@@ -47,4 +48,13 @@ export function shippingNotificationJobs(store: TriggerStore, shipment: Shipment
       { status: shipment.status },
     ),
   ];
+}
+
+/**
+ * The same jobs as `shippingNotificationJobs`, chosen in SQL for a push written
+ * in one statement, from the shipment it wrote (its `ship` CTE) and its order (`ord`).
+ */
+export function shippingNotificationJobRows(store: TriggerStore, options: TriggerOptions): RawBuilder<unknown> {
+  return sql`select ${store.id}::bigint, 'shipping_notification', 'shipping_notification:' || s.id || ':' || coalesce(s.status, 'none'), 'shipment', s.id, s.external_id, o.customer_id, jsonb_build_object('status', s.status)
+    from ship as s, ord as o where s.status_changed and ${!options.backfill}::boolean`;
 }

@@ -1,7 +1,8 @@
 import type { ShipmentStatus } from "@commerce-ingest/shared";
-import { sql } from "kysely";
-import { keptSourceTime, notStale, now, wasInserted } from "../../db/sql.js";
-import type { Executor, Trx } from "../../db/types.js";
+import { sql, type QueryCreator, type RawBuilder } from "kysely";
+import { freshOrFail, keptSourceTime, notStale, now, wasInserted } from "../../db/sql.js";
+import type { Database, Executor, Trx } from "../../db/types.js";
+import type { insertJobRows } from "../../automations/jobs.repository.js";
 
 export type ShipmentWrite = {
   external_id: string;
@@ -39,10 +40,18 @@ export function findShipment(db: Executor, storeId: number, externalId: string) 
  * write changed the status.
  */
 export function upsertShipments(db: Executor, storeId: number, shipments: readonly ShipmentWrite[]) {
-  const first = shipments[0];
-  if (!first) return Promise.resolve([]);
-  const columns = Object.keys(first).filter((column) => column !== "external_id") as (keyof ShipmentWrite)[];
-  return db
+  if (shipments.length === 0) return Promise.resolve([]);
+  return (
+    shipmentUpsert(db, storeId, shipments)
+      // Nothing comes back for a write older than the stored shipment.
+      .execute()
+  );
+}
+
+/** The insert of `upsertShipments`, for a statement of its own or a CTE of a larger one. */
+function shipmentUpsert(qc: QueryCreator<Database>, storeId: number, shipments: ReadonlyArray<Omit<ShipmentWrite, "order_id"> & { order_id: number | RawBuilder<number> }>) {
+  const columns = Object.keys(shipments[0] ?? {}).filter((column) => column !== "external_id") as (keyof ShipmentWrite)[];
+  return qc
     .insertInto("shipments")
     .values(shipments.map((shipment) => ({ store_id: storeId, ...shipment })))
     .onConflict((oc) =>
@@ -57,9 +66,33 @@ export function upsertShipments(db: Executor, storeId: number, shipments: readon
         .where(notStale("shipments")),
     )
     .returningAll()
-    .returning(wasInserted.as("inserted"))
-    // Nothing comes back for a write older than the stored shipment.
-    .execute();
+    .returning(wasInserted.as("inserted"));
+}
+
+/**
+ * One shipment's push in one statement: its order found and locked by its
+ * external id (CTE `ord`; none fails the statement with `order_or_fail`), the
+ * shipment (as `upsertShipments`, CTE `ship`) and the jobs `jobs` records. A
+ * write older than the stored shipment fails the statement with a stale write.
+ * Either way nothing of it stays.
+ */
+export function upsertShipmentAlone(
+  db: Executor,
+  storeId: number,
+  orderExternalId: string,
+  shipment: Omit<ShipmentWrite, "order_id">,
+  jobs: (qc: QueryCreator<Database>) => ReturnType<typeof insertJobRows>,
+) {
+  const own = (qc: unknown) => qc as QueryCreator<Database>;
+  return db
+    .with("ord", (qc) => qc.selectFrom("orders").select(["id", "customer_id"]).where("store_id", "=", storeId).where("external_id", "=", orderExternalId).forKeyShare())
+    .with("ship", (qc) => shipmentUpsert(own(qc), storeId, [{ ...shipment, order_id: sql<number>`order_or_fail((select id from ord))` }]))
+    .with("jobs", (qc) => jobs(own(qc)))
+    .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
+    .leftJoin("ship", (join) => join.onTrue())
+    .selectAll("ship")
+    .select(freshOrFail(sql<boolean>`ship.id is not null`).as("fresh"))
+    .executeTakeFirstOrThrow();
 }
 
 export function findShipments(db: Executor, storeId: number, externalIds: readonly string[]) {

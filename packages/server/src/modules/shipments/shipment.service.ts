@@ -2,12 +2,13 @@ import type { Shipment, ShipmentInput, ShipmentRecord } from "@commerce-ingest/s
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import type { StoreContext } from "../../auth/store-context.js";
-import { shippingNotificationJobs, type TriggerOptions } from "../../automations/flows/index.js";
-import { enqueueJobs } from "../../automations/jobs.repository.js";
+import { shippingNotificationJobRows, shippingNotificationJobs, type TriggerOptions } from "../../automations/flows/index.js";
+import { enqueueJobs, insertJobRows } from "../../automations/jobs.repository.js";
+import { isOrderMissingError } from "../../db/sql.js";
 import { inTransaction } from "../../db/transaction.js";
 import type { Db, ShipmentRow } from "../../db/types.js";
 import { AppError } from "../../errors.js";
-import { byShape, presentOnly, sharedOptionalColumns } from "../fields.js";
+import { byShape, inOneStatement, orStored, presentOnly, sharedOptionalColumns } from "../fields.js";
 import * as repo from "./shipment.repository.js";
 
 /** The stored shipment, read back with its order's external id (404 `Shipment not found` when there is none). */
@@ -41,9 +42,12 @@ const orderNotFound = () =>
 
 /** What an upsert writes of a shipment, linked to its order; absent fields are left out, so they keep their stored value. */
 function shipmentWrite(input: ShipmentInput, orderId: number): repo.ShipmentWrite {
+  return { ...shipmentFields(input), order_id: orderId };
+}
+
+function shipmentFields(input: ShipmentInput): Omit<repo.ShipmentWrite, "order_id"> {
   return {
     external_id: input.external_id,
-    order_id: orderId,
     ...presentOnly({
       tracking_number: input.tracking_number,
       tracking_url: input.tracking_url,
@@ -55,16 +59,34 @@ function shipmentWrite(input: ShipmentInput, orderId: number): repo.ShipmentWrit
   };
 }
 
+/**
+ * The shipment, linked to its order, and the notification it calls for, in one
+ * statement: one round trip, no transaction to open or commit.
+ */
 export async function upsertShipment(
   db: Db,
   store: StoreContext,
   input: ShipmentInput,
   options: TriggerOptions,
 ): Promise<{ shipment: Shipment; created: boolean; stale: boolean }> {
-  const [result] = await upsertShipments(db, store, [input], options);
-  if (!result) throw new Error("a shipment was not written");
-  if (result instanceof AppError) throw result;
-  return result;
+  try {
+    return await orStored(
+      async () => {
+        const { fresh: _fresh, inserted, ...row } = await inOneStatement(db, (db) =>
+          repo.upsertShipmentAlone(db, store.id, input.order_external_id, shipmentFields(input), (qc) => insertJobRows(qc, [shippingNotificationJobRows(store, options)])),
+        );
+        if (row.id === null) throw new Error("a shipment was not written");
+        return { shipment: toShipment(row as ShipmentRow), created: inserted === true };
+      },
+      async () => {
+        const row = await repo.findShipment(db, store.id, input.external_id);
+        return row && { shipment: toShipment(row), created: false };
+      },
+    );
+  } catch (error) {
+    if (isOrderMissingError(error)) throw orderNotFound();
+    throw error;
+  }
 }
 
 /**
