@@ -37,7 +37,7 @@ export async function enqueueJobs(db: Executor, jobs: NewJob[]): Promise<void> {
 /**
  * The jobs a write made in one statement calls for, chosen in SQL from the rows
  * it wrote: each of `rows` is a select of (store_id, flow, dedupe_key,
- * record_type, record_id, record_external_id, customer_id, payload), as the
+ * record_type, record_id, record_external_id, customer_id, payload, run_at), as the
  * flows' `...JobRows` give them. Recorded unless one with its key exists; a
  * statement's data-modifying CTE.
  */
@@ -45,7 +45,7 @@ export function insertJobRows<DB extends Database>(qc: QueryCreator<DB>, rows: R
   // Any statement's CTEs, over the tables every statement has.
   return (qc as unknown as QueryCreator<Database>)
     .insertInto("automation_jobs")
-    .columns(["store_id", "flow", "dedupe_key", "record_type", "record_id", "record_external_id", "customer_id", "payload"])
+    .columns(["store_id", "flow", "dedupe_key", "record_type", "record_id", "record_external_id", "customer_id", "payload", "run_at"])
     .expression(sql<never>`${sql.join(rows, sql` union all `)}`)
     .onConflict((oc) => oc.column("dedupe_key").doNothing());
 }

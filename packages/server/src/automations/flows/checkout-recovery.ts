@@ -103,3 +103,24 @@ export function cancelRecoveriesForOrderRows<DB extends Database>(qc: QueryCreat
           and c.store_id = ${store.id} and c.abandoned_at < ord.placed_at)`,
     );
 }
+
+/**
+ * `checkoutRecoveryJobs` for a checkout written in one statement, from the
+ * checkout it wrote (its `chk` CTE): the recovery it schedules, after the
+ * store's delay, chosen in SQL (`jobs`), and the pending recovery it cancels
+ * when the checkout left `abandoned`, as a CTE (`cancelled`).
+ */
+export const checkoutRecoveryRows = {
+  jobs: (store: TriggerStore, options: TriggerOptions) =>
+    sql`select ${store.id}::bigint, 'checkout_recovery', 'checkout_recovery:' || k.id || ':' || k.abandonment_count, 'checkout', k.id, k.external_id, k.customer_id,
+        jsonb_build_object('abandonment', k.abandonment_count), now() + make_interval(secs => ${store.recoveryDelaySeconds})
+      from chk as k where k.status = 'abandoned' and k.entered_abandoned and ${!options.backfill}::boolean`,
+  cancelled: <DB extends Database>(qc: QueryCreator<DB>) =>
+    (qc as unknown as QueryCreator<Database>)
+      .updateTable("automation_jobs")
+      .set({ ...cancelledBecause(""), last_error: sql<string>`'the checkout became ' || (select status from chk)` })
+      .where("status", "=", "pending")
+      .where("flow", "=", "checkout_recovery")
+      .where("record_type", "=", "checkout")
+      .where("record_id", "in", sql<number>`(select id from chk where status <> 'abandoned')`),
+};

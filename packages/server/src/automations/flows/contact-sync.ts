@@ -59,6 +59,6 @@ export function contactSyncJobs(store: TriggerStore, customer: CustomerRow, opti
  * statement, from the customers it wrote (its `customer` CTE).
  */
 export function contactSyncJobRows(store: TriggerStore, options: TriggerOptions): RawBuilder<unknown> {
-  return sql`select ${store.id}::bigint, 'contact_sync', 'contact_sync:' || c.id || ':' || c.profile_version, 'customer', c.id, c.external_id, c.id, jsonb_build_object('profile_version', c.profile_version)
+  return sql`select ${store.id}::bigint, 'contact_sync', 'contact_sync:' || c.id || ':' || c.profile_version, 'customer', c.id, c.external_id, c.id, jsonb_build_object('profile_version', c.profile_version), now()
     from customer as c where c.profile_changed and c.external_id is not null and ${!options.backfill}::boolean`;
 }

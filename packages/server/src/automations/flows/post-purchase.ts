@@ -44,6 +44,6 @@ export function postPurchaseJobs(store: TriggerStore, order: OrderRow, created: 
  * statement, from the orders it wrote (its `ord` CTE, with `inserted`).
  */
 export function postPurchaseJobRows(store: TriggerStore, options: TriggerOptions): RawBuilder<unknown> {
-  return sql`select ${store.id}::bigint, 'post_purchase', 'post_purchase:' || o.id, 'order', o.id, o.external_id, o.customer_id, '{}'::jsonb
+  return sql`select ${store.id}::bigint, 'post_purchase', 'post_purchase:' || o.id, 'order', o.id, o.external_id, o.customer_id, '{}'::jsonb, now()
     from ord as o where o.inserted and ${!options.backfill}::boolean`;
 }

@@ -55,6 +55,6 @@ export function shippingNotificationJobs(store: TriggerStore, shipment: Shipment
  * in one statement, from the shipment it wrote (its `ship` CTE) and its order (`ord`).
  */
 export function shippingNotificationJobRows(store: TriggerStore, options: TriggerOptions): RawBuilder<unknown> {
-  return sql`select ${store.id}::bigint, 'shipping_notification', 'shipping_notification:' || s.id || ':' || coalesce(s.status, 'none'), 'shipment', s.id, s.external_id, o.customer_id, jsonb_build_object('status', s.status)
+  return sql`select ${store.id}::bigint, 'shipping_notification', 'shipping_notification:' || s.id || ':' || coalesce(s.status, 'none'), 'shipment', s.id, s.external_id, o.customer_id, jsonb_build_object('status', s.status), now()
     from ship as s, ord as o where s.status_changed and ${!options.backfill}::boolean`;
 }

@@ -1,7 +1,10 @@
 import type { CheckoutStatus } from "@commerce-ingest/shared";
-import { sql } from "kysely";
-import { keptSourceTime, notStale, notStaleFor, now, wasInserted } from "../../db/sql.js";
-import type { Executor } from "../../db/types.js";
+import { sql, type QueryCreator, type RawBuilder } from "kysely";
+import { freshOrFail, keptSourceTime, notStale, notStaleFor, now, wasInserted } from "../../db/sql.js";
+import type { checkoutRecoveryRows } from "../../automations/flows/checkout-recovery.js";
+import type { insertJobRows } from "../../automations/jobs.repository.js";
+import { withCustomers, type CustomerWrite } from "../customers/customer.repository.js";
+import type { Database, Executor } from "../../db/types.js";
 import type { SharedOptionalColumns } from "../fields.js";
 
 export type CheckoutWrite = {
@@ -21,10 +24,18 @@ export type CheckoutWrite = {
  * recovered, completed or expired checkout.
  */
 export function upsertCheckouts(db: Executor, storeId: number, checkouts: readonly CheckoutWrite[]) {
-  const first = checkouts[0];
-  if (!first) return Promise.resolve([]);
-  const columns = Object.keys(first).filter((column) => column !== "external_id") as (keyof CheckoutWrite)[];
-  return db
+  if (checkouts.length === 0) return Promise.resolve([]);
+  return (
+    checkoutUpsert(db, storeId, checkouts)
+      // Nothing comes back for a write older than the stored checkout.
+      .execute()
+  );
+}
+
+/** The insert of `upsertCheckouts`, for a statement of its own or a CTE of a larger one. */
+function checkoutUpsert(qc: QueryCreator<Database>, storeId: number, checkouts: ReadonlyArray<Omit<CheckoutWrite, "customer_id"> & { customer_id: number | RawBuilder<number> }>) {
+  const columns = Object.keys(checkouts[0] ?? {}).filter((column) => column !== "external_id") as (keyof CheckoutWrite)[];
+  return qc
     .insertInto("checkouts")
     .values(checkouts.map((checkout) => ({ store_id: storeId, status: "abandoned" as const, ...checkout })))
     .onConflict((oc) =>
@@ -41,9 +52,39 @@ export function upsertCheckouts(db: Executor, storeId: number, checkouts: readon
         .where(notStale("checkouts")),
     )
     .returningAll()
-    .returning(wasInserted.as("inserted"))
-    // Nothing comes back for a write older than the stored checkout.
-    .execute();
+    .returning(wasInserted.as("inserted"));
+}
+
+/**
+ * One checkout's push in one statement: its customer and contact (as
+ * `upsertCustomers` writes them, CTE `customer`), the checkout (as
+ * `upsertCheckouts`, CTE `chk`) and the CTEs `effects` adds on them (a pending
+ * recovery cancelled, jobs recorded). A write older than the stored checkout
+ * fails the statement with a stale write, and nothing of it stays.
+ */
+export function upsertCheckoutAlone(
+  db: Executor,
+  storeId: number,
+  customer: CustomerWrite,
+  checkout: Omit<CheckoutWrite, "customer_id">,
+  effects: {
+    /** The pending recovery the checkout cancels when it left `abandoned` (see `checkoutRecoveryRows`). */
+    cancelled: (qc: QueryCreator<Database>) => ReturnType<typeof checkoutRecoveryRows.cancelled>;
+    /** The jobs the customer and the checkout call for (see `insertJobRows`). */
+    jobs: (qc: QueryCreator<Database>) => ReturnType<typeof insertJobRows>;
+  },
+) {
+  // Every statement's CTEs, over the tables every statement has.
+  const own = (qc: unknown) => qc as QueryCreator<Database>;
+  return withCustomers(db, storeId, [customer])
+    .with("chk", (qc) => checkoutUpsert(own(qc), storeId, [{ ...checkout, customer_id: sql<number>`(select id from customer)` }]))
+    .with("cancelled", (qc) => effects.cancelled(own(qc)))
+    .with("jobs", (qc) => effects.jobs(own(qc)))
+    .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
+    .leftJoin("chk", (join) => join.onTrue())
+    .selectAll("chk")
+    .select(freshOrFail(sql<boolean>`chk.id is not null`).as("fresh"))
+    .executeTakeFirstOrThrow();
 }
 
 export function findCheckouts(db: Executor, storeId: number, externalIds: readonly string[]) {

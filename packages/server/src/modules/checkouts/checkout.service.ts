@@ -1,15 +1,15 @@
 import type { Checkout, CheckoutInput, CheckoutPatch, CheckoutRecord } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/store-context.js";
-import { checkoutRecoveryJobs, type TriggerOptions } from "../../automations/flows/index.js";
-import { enqueueJobs } from "../../automations/jobs.repository.js";
+import { checkoutRecoveryJobs, checkoutRecoveryRows, contactSyncJobRows, type TriggerOptions } from "../../automations/flows/index.js";
+import { enqueueJobs, insertJobRows } from "../../automations/jobs.repository.js";
 import { inTransaction } from "../../db/transaction.js";
 import type { CheckoutRow, Db } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
-import { upsertCustomerIn, upsertEmbeddedCustomers } from "../customers/customer.service.js";
-import { byShape, orStored, presentOnly, sharedOptionalColumns, StaleWrite } from "../fields.js";
+import { customerWrite, upsertEmbeddedCustomers } from "../customers/customer.service.js";
+import { byShape, inOneStatement, orStored, presentOnly, sharedOptionalColumns } from "../fields.js";
 import * as repo from "./checkout.repository.js";
 
 /** The stored checkout, read back (404 `Checkout not found` when there is none). */
@@ -42,9 +42,12 @@ export function toCheckout(row: CheckoutRow): Checkout {
 
 /** What an upsert writes of a checkout, linked to its customer; absent fields are left out, so they keep their stored value. */
 function checkoutWrite(input: CheckoutInput, customerId: number): repo.CheckoutWrite {
+  return { ...checkoutFields(input), customer_id: customerId };
+}
+
+function checkoutFields(input: CheckoutInput): Omit<repo.CheckoutWrite, "customer_id"> {
   return {
     external_id: input.external_id,
-    customer_id: customerId,
     abandoned_at: input.abandoned_at,
     total_price: toMoney(input.total_price),
     ...presentOnly({ recovery_url: input.recovery_url, source_updated_at: input.source_updated_at }),
@@ -52,6 +55,11 @@ function checkoutWrite(input: CheckoutInput, customerId: number): repo.CheckoutW
   };
 }
 
+/**
+ * The checkout and its embedded customer (upserted by the key rule and
+ * linked), the recovery it schedules or cancels and the contact sync it calls
+ * for, in one statement: one round trip, no transaction to open or commit.
+ */
 export async function upsertCheckout(
   db: Db,
   store: StoreContext,
@@ -59,16 +67,18 @@ export async function upsertCheckout(
   options: TriggerOptions,
 ): Promise<{ checkout: Checkout; created: boolean; stale: boolean }> {
   return orStored(
-    () =>
-      inTransaction(db, async (trx) => {
-        // An embedded customer follows its checkout: the checkout's source time decides.
-        const { row: customer, jobs } = await upsertCustomerIn(trx, store, { ...input.customer, source_updated_at: undefined }, options);
-        const [upserted] = await repo.upsertCheckouts(trx, store.id, [checkoutWrite(input, customer.id)]);
-        if (!upserted) throw new StaleWrite();
-        const { inserted, ...row } = upserted;
-        await enqueueJobs(trx, [...jobs, ...(await checkoutRecoveryJobs(trx, store, [row], options))]);
-        return { checkout: toCheckout(row), created: inserted };
-      }),
+    async () => {
+      // An embedded customer follows its checkout: the checkout's source time decides.
+      const customer = customerWrite({ ...input.customer, source_updated_at: undefined });
+      const { fresh: _fresh, inserted, ...row } = await inOneStatement(db, (db) =>
+        repo.upsertCheckoutAlone(db, store.id, customer, checkoutFields(input), {
+          cancelled: (qc) => checkoutRecoveryRows.cancelled(qc),
+          jobs: (qc) => insertJobRows(qc, [contactSyncJobRows(store, options), checkoutRecoveryRows.jobs(store, options)]),
+        }),
+      );
+      if (row.id === null) throw new Error("a checkout was not written");
+      return { checkout: toCheckout(row as CheckoutRow), created: inserted === true };
+    },
     async () => {
       const row = await repo.findCheckout(db, store.id, input.external_id);
       return row && { checkout: toCheckout(row), created: false };

@@ -8,7 +8,7 @@ import { enqueueJobs, type NewJob } from "../../automations/jobs.repository.js";
 import type { CustomerRow, Db, Executor } from "../../db/types.js";
 import { textArray } from "../../db/sql.js";
 import { inTransaction } from "../../db/transaction.js";
-import { byShape, inOneStatement, orStored, presentOnly, StaleWrite } from "../fields.js";
+import { byShape, inOneStatement, orStored, presentOnly } from "../fields.js";
 import { unstorableText } from "../../text.js";
 import * as repo from "./customer.repository.js";
 
@@ -31,9 +31,6 @@ export function uniqueTags(tags: readonly string[] | null | undefined): string[]
   return [...new Set(tags ?? [])];
 }
 
-/** The customer as stored, whether the upsert created it, and the automation jobs it calls for. */
-export type UpsertedCustomer = { row: CustomerRow; created: boolean; jobs: NewJob[] };
-
 /**
  * What an upsert writes of a customer, by the key rule: its `external_id`,
  * else its phone, which arrives in E.164 (the body parser normalised it in the
@@ -53,14 +50,6 @@ export function customerWrite(input: CustomerInput): repo.CustomerWrite {
   if (input.orders_count !== undefined) fields.orders_count = input.orders_count ?? 0;
   if (input.source_updated_at !== undefined) fields.source_updated_at = input.source_updated_at;
   return { key, fields };
-}
-
-/** Upserts a customer inside the caller's transaction, by the key rule (see {@link customerWrite}). */
-export async function upsertCustomerIn(trx: Executor, store: StoreContext, input: CustomerInput, options: TriggerOptions): Promise<UpsertedCustomer> {
-  const [upserted] = await repo.upsertCustomers(trx, store.id, [customerWrite(input)]);
-  if (!upserted) throw new StaleWrite();
-  const { inserted, ...row } = upserted;
-  return { row, created: inserted, jobs: contactSyncJobs(store, row, options) };
 }
 
 /**
