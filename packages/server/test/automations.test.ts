@@ -684,6 +684,30 @@ describe("jobs run together", () => {
 });
 
 describe("the worker's pool", () => {
+  it("claims a push's jobs as soon as a slot frees up, not at the next poll", async () => {
+    // One slot, a slow local delivery, and a poll far away: the second push's nudge finds the slot busy.
+    const slow: MessagingProvider = { name: "record", external: false, deliver: () => new Promise((resolve) => setTimeout(resolve, 300)) };
+    const own = await startTestServer({ worker: { concurrency: 1, pollIntervalMs: 10_000, provider: slow } });
+    try {
+      const t = await own.createTenant();
+      const started = Date.now();
+      const first = order(newPhone());
+      expect((await own.request("POST", `/api/v1/stores/${t.store.id}/orders`, { key: t.key, body: first })).status).toBe(201);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const second = order(newPhone());
+      expect((await own.request("POST", `/api/v1/stores/${t.store.id}/orders`, { key: t.key, body: second })).status).toBe(201);
+      for (;;) {
+        const sent = await own.db.selectFrom("messages").select("id").where("store_id", "=", t.store.id).where("flow", "=", "post_purchase").execute();
+        if (sent.length === 2) break;
+        expect(Date.now() - started).toBeLessThan(5_000);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      expect(Date.now() - started).toBeLessThan(3_000);
+    } finally {
+      await own.close();
+    }
+  });
+
   it("keeps its other slots running while one delivery hangs", async () => {
     let release: () => void = () => undefined;
     const hanging = new Promise<void>((resolve) => (release = resolve));

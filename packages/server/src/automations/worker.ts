@@ -238,6 +238,8 @@ export function startWorker(deps: { db: Db; logger: Logger; provider: MessagingP
   let nudged: NodeJS.Timeout | undefined;
   /** The last claim took all it could: more jobs were probably due. */
   let backlog = false;
+  /** A nudge or poll found every slot busy: claim as soon as one frees up. */
+  let wanted = false;
 
   /** Fills every free slot with due jobs; one claim at a time, so slots are never over-filled. */
   async function fill(): Promise<void> {
@@ -250,7 +252,12 @@ export function startWorker(deps: { db: Db; logger: Logger; provider: MessagingP
       do {
         again = false;
         const free = options.concurrency - inFlight.size;
-        if (!running || free <= 0) break;
+        if (!running) break;
+        if (free <= 0) {
+          wanted = true;
+          break;
+        }
+        wanted = false;
         let jobs: JobRow[] = [];
         try {
           jobs = await claimJobs(deps.db, id, options.leaseSeconds, free * groupSize);
@@ -276,8 +283,9 @@ export function startWorker(deps: { db: Db; logger: Logger; provider: MessagingP
       .catch((error: unknown) => logger.error({ err: errorForLog(error) }, "job runner failed"))
       .finally(() => {
         inFlight.delete(run);
-        // With nothing left behind, the next nudge or poll claims: no claim that finds nothing after each group.
-        if (backlog) void fill();
+        // Jobs left behind, or a nudge that found the slots busy: claim now. Otherwise the next nudge
+        // or poll claims: no claim that finds nothing after each group.
+        if (backlog || wanted) void fill();
       });
     inFlight.add(run);
   }

@@ -122,7 +122,7 @@ const pgTypes = {
 
 /** The most statements one connection keeps prepared, and the most parameters a prepared one takes. */
 const PREPARED_PER_CONNECTION = 200;
-const PREPARED_MAX_PARAMETERS = 100;
+const PREPARED_MAX_PARAMETERS = 64;
 
 /**
  * Has PostgreSQL plan each statement the service repeats once per connection
