@@ -52,6 +52,22 @@ describe("a write older than the stored record (source_updated_at)", () => {
     expect((await jobs(customerId)).map((job) => job.flow)).toEqual(["contact_sync"]);
   });
 
+  it("leaves nothing of a stale order or checkout in a batch either: their embedded customers stay as they were", async () => {
+    const [id, checkoutId, customerId] = [uid("order"), uid("checkout"), uid("customer")];
+    const customer = (first_name: string, phone: string) => ({ external_id: customerId, phone, first_name });
+    expect((await push("orders", order(id, { source_updated_at: T2, customer: customer("Ada", "+14155550192") }))).status).toBe(201);
+    const checkout = (fields: Record<string, unknown>) => ({ external_id: checkoutId, abandoned_at: "2026-11-20T08:00:00Z", total_price: 5, ...fields });
+    expect((await push("checkouts", checkout({ source_updated_at: T2, customer: customer("Ada", "+14155550192") }))).status).toBe(201);
+    const batch = (resource: string, items: unknown[]) => server.request("POST", `/api/v1/stores/${tenant.store.id}/${resource}/batch`, { key: tenant.key, body: { items } });
+    const orders = await batch("orders", [order(id, { source_updated_at: T1, customer: customer("Late", "+14155550193") })]);
+    const checkouts = await batch("checkouts", [checkout({ source_updated_at: T1, customer: customer("Later", "+14155550194") })]);
+    expect([orders.body.results[0].stale, checkouts.body.results[0].stale]).toEqual([true, true]);
+    const stored = await server.db.selectFrom("customers").select(["first_name", "phone", "profile_version"]).where("store_id", "=", tenant.store.id).where("external_id", "=", customerId).executeTakeFirst();
+    expect(stored).toEqual({ first_name: "Ada", phone: "+14155550192", profile_version: 1 });
+    expect(await server.db.selectFrom("contacts").select("id").where("store_id", "=", tenant.store.id).where("phone", "in", ["+14155550193", "+14155550194"]).execute()).toEqual([]);
+    expect((await jobs(customerId)).map((job) => job.flow)).toEqual(["contact_sync"]);
+  });
+
   it("triggers nothing: a late shipment status sends no notification, a late checkout push does not reopen it", async () => {
     const o = uid("order");
     await push("orders", order(o, {}));

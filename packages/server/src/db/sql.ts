@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from "kysely";
-import type { Trx } from "./types.js";
+import type { Executor, Trx } from "./types.js";
 
 /** A text[] value written the same way on PostgreSQL and the embedded database. */
 export function textArray(values: readonly string[]): RawBuilder<string[]> {
@@ -70,3 +70,24 @@ export const isStaleWriteError = (error: unknown): boolean => error instanceof E
 
 /** The failure `order_or_fail()` raises: a shipment's order does not exist. */
 export const isOrderMissingError = (error: unknown): boolean => error instanceof Error && "code" in error && error.code === "P0S02";
+
+/**
+ * Of these pushes, the keys whose stored record says it changed after the
+ * push's time (`source_updated_at`): they will not be applied, so a batch
+ * writes nothing for them, as a push of each alone would not. A stored time
+ * never goes back, so what this finds stale stays stale.
+ */
+export async function olderThanStored(
+  db: Executor,
+  table: "orders" | "checkouts",
+  storeId: number,
+  pushes: ReadonlyArray<{ external_id: string; source_updated_at?: string | undefined }>,
+): Promise<Set<string>> {
+  const timed = pushes.flatMap((push) => (push.source_updated_at === undefined ? [] : [sql`(${push.external_id}::text, ${push.source_updated_at}::timestamptz)`]));
+  if (timed.length === 0) return new Set();
+  const { rows } = await sql<{ external_id: string }>`
+    select push.external_id from (values ${sql.join(timed)}) as push(external_id, time)
+    join ${sql.table(table)} as stored on stored.store_id = ${storeId} and stored.external_id = push.external_id
+    where stored.source_updated_at > push.time`.execute(db);
+  return new Set(rows.map((row) => row.external_id));
+}

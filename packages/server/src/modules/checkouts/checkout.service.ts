@@ -2,6 +2,7 @@ import type { Checkout, CheckoutInput, CheckoutPatch, CheckoutRecord } from "@co
 import type { StoreContext } from "../../auth/store-context.js";
 import { checkoutRecoveryJobs, checkoutRecoveryRows, contactSyncJobRows, type TriggerOptions } from "../../automations/flows/index.js";
 import { enqueueJobs, insertJobRows } from "../../automations/jobs.repository.js";
+import { olderThanStored } from "../../db/sql.js";
 import { inTransaction } from "../../db/transaction.js";
 import type { CheckoutRow, Db } from "../../db/types.js";
 import { AppError } from "../../errors.js";
@@ -99,9 +100,12 @@ export async function upsertCheckouts(
   options: TriggerOptions,
 ): Promise<Array<{ checkout: Checkout; created: boolean; stale: boolean }>> {
   return inTransaction(db, async (trx) => {
-    const customers = await upsertEmbeddedCustomers(trx, store, inputs.map((input) => input.customer), options);
+    // A record older than the stored one is not applied: nothing of it is written, its customer included.
+    const older = await olderThanStored(trx, "checkouts", store.id, inputs);
+    const applied = inputs.filter((input) => !older.has(input.external_id));
+    const customers = await upsertEmbeddedCustomers(trx, store, applied.map((input) => input.customer), options);
     const written = new Map<string, CheckoutRow & { inserted: boolean }>();
-    const writes = inputs.map((input) => checkoutWrite(input, customers.rowOf(input.customer).id));
+    const writes = applied.map((input) => checkoutWrite(input, customers.rowOf(input.customer).id));
     for (const group of byShape(writes, (write) => write, (write) => write.external_id)) {
       for (const row of await repo.upsertCheckouts(trx, store.id, group)) written.set(row.external_id, row);
     }

@@ -2,6 +2,7 @@ import type { Order, OrderInput, OrderPatch, OrderRecord } from "@commerce-inges
 import type { StoreContext } from "../../auth/store-context.js";
 import { cancelRecoveriesForOrderRows, cancelRecoveriesForOrders, contactSyncJobRows, postPurchaseJobRows, postPurchaseJobs, type TriggerOptions } from "../../automations/flows/index.js";
 import { enqueueJobs, insertJobRows } from "../../automations/jobs.repository.js";
+import { olderThanStored } from "../../db/sql.js";
 import { inTransaction } from "../../db/transaction.js";
 import type { Db, OrderRow } from "../../db/types.js";
 import { AppError } from "../../errors.js";
@@ -102,9 +103,12 @@ export async function upsertOrders(
   options: TriggerOptions,
 ): Promise<Array<{ order: Order; created: boolean; stale: boolean }>> {
   return inTransaction(db, async (trx) => {
-    const customers = await upsertEmbeddedCustomers(trx, store, inputs.map((input) => input.customer), options);
+    // A record older than the stored one is not applied: nothing of it is written, its customer included.
+    const older = await olderThanStored(trx, "orders", store.id, inputs);
+    const applied = inputs.filter((input) => !older.has(input.external_id));
+    const customers = await upsertEmbeddedCustomers(trx, store, applied.map((input) => input.customer), options);
     const written = new Map<string, OrderRow & { inserted: boolean }>();
-    const writes = inputs.map((input) => orderWrite(input, customers.rowOf(input.customer).id));
+    const writes = applied.map((input) => orderWrite(input, customers.rowOf(input.customer).id));
     for (const group of byShape(writes, (write) => write, (write) => write.external_id)) {
       for (const row of await repo.upsertOrders(trx, store.id, group)) written.set(row.external_id, row);
     }
