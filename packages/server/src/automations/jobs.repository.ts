@@ -51,7 +51,22 @@ export function insertJobRows<DB extends Database>(qc: QueryCreator<DB>, rows: R
 }
 
 /** A job ended without running, and why. */
-export const cancelledBecause = (reason: string) => ({ status: "cancelled" as const, last_error: reason, finished_at: now(), updated_at: now() });
+const cancelledBecause = (reason: string | RawBuilder<string>) => ({ status: "cancelled" as const, last_error: reason, finished_at: now(), updated_at: now() });
+
+/**
+ * Cancels the pending recoveries of the checkouts `checkoutIds` selects, with
+ * `reason`: a statement of its own, or a CTE of a push's statement.
+ */
+export function cancelPendingRecoveries<DB extends Database>(qc: QueryCreator<DB>, checkoutIds: RawBuilder<number>, reason: string | RawBuilder<string>) {
+  // Any statement's CTEs, over the tables every statement has.
+  return (qc as unknown as QueryCreator<Database>)
+    .updateTable("automation_jobs")
+    .set(cancelledBecause(reason))
+    .where("status", "=", "pending")
+    .where("flow", "=", "checkout_recovery")
+    .where("record_type", "=", "checkout")
+    .where("record_id", "in", checkoutIds);
+}
 
 type JobFilter = { flow?: Flow; record_type?: RecordType; record_ids?: number[]; customer_id?: number };
 
@@ -81,22 +96,15 @@ export async function cancelRecoveriesOfContactsBefore(
 ): Promise<void> {
   if (orders.length === 0) return;
   const pairs = sql.join(orders.map(({ contactId, before }) => sql`(${contactId}::bigint, ${before}::timestamptz)`));
-  await db
-    .updateTable("automation_jobs")
-    .set(cancelledBecause(reason))
-    .where("status", "=", "pending")
-    .where("flow", "=", "checkout_recovery")
-    .where("record_type", "=", "checkout")
+  await cancelPendingRecoveries(
+    db,
     // From the contacts to their customers to their checkouts: index lookups, never a scan of the store's checkouts.
-    .where(
-      "record_id",
-      "in",
-      sql<number>`(select c.id from (values ${pairs}) as ordered(contact_id, before)
-        join customers as cu on cu.contact_id = ordered.contact_id
-        join checkouts as c on c.customer_id = cu.id
-        where c.store_id = ${storeId} and c.abandoned_at < ordered.before)`,
-    )
-    .execute();
+    sql<number>`(select c.id from (values ${pairs}) as ordered(contact_id, before)
+      join customers as cu on cu.contact_id = ordered.contact_id
+      join checkouts as c on c.customer_id = cu.id
+      where c.store_id = ${storeId} and c.abandoned_at < ordered.before)`,
+    reason,
+  ).execute();
 }
 
 /**

@@ -25,6 +25,19 @@ export function notStaleFor(sourceUpdatedAt: string | undefined): RawBuilder<boo
   return sourceUpdatedAt === undefined ? sql<boolean>`true` : sql<boolean>`(source_updated_at is null or source_updated_at <= ${sourceUpdatedAt}::timestamptz)`;
 }
 
+/**
+ * What a record upsert's update sets: each column the write carries, from
+ * `excluded` (absent ones keep their stored value); the stored source time
+ * unless the write brings one; `updated_at`.
+ */
+export function mergedColumns(table: SourcedTable, columns: readonly string[]) {
+  return {
+    ...Object.fromEntries(columns.map((column) => [column, sql.ref(`excluded.${column}`)])),
+    source_updated_at: keptSourceTime(table),
+    updated_at: now(),
+  };
+}
+
 /** The stored source time stays unless the write brings one. */
 export function keptSourceTime(table: SourcedTable): RawBuilder<string | null> {
   return sql<string | null>`coalesce(excluded.source_updated_at, ${sql.ref(`${table}.source_updated_at`)})`;

@@ -2,7 +2,7 @@ import { sql, type QueryCreator } from "kysely";
 import { z } from "zod";
 import type { CheckoutRow, CustomerRow, Database, Executor, OrderRow } from "../../db/types.js";
 import { formatMoney } from "../../money.js";
-import { cancelledBecause, cancelPendingJobs, cancelRecoveriesOfContactsBefore, type NewJob } from "../jobs.repository.js";
+import { cancelPendingJobs, cancelPendingRecoveries, cancelRecoveriesOfContactsBefore, type NewJob } from "../jobs.repository.js";
 import { defineFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
 import { findCheckoutForRecovery } from "./flow.repository.js";
 
@@ -88,20 +88,14 @@ export async function cancelRecoveriesForOrders(
  * the customer, whose contact it may have just changed.
  */
 export function cancelRecoveriesForOrderRows<DB extends Database>(qc: QueryCreator<DB>, store: TriggerStore) {
-  return (qc as unknown as QueryCreator<Database>)
-    .updateTable("automation_jobs")
-    .set(cancelledBecause(ORDERED))
-    .where("status", "=", "pending")
-    .where("flow", "=", "checkout_recovery")
-    .where("record_type", "=", "checkout")
-    .where(
-      "record_id",
-      "in",
-      // Through the customers of the contact, then their checkouts: index lookups, never a scan of the store's checkouts.
-      sql<number>`(select c.id from checkouts as c, ord
-        where c.customer_id in (select cu.id from customers as cu, customer where cu.contact_id = customer.contact_id union all select id from customer)
-          and c.store_id = ${store.id} and c.abandoned_at < ord.placed_at)`,
-    );
+  return cancelPendingRecoveries(
+    qc,
+    // Through the customers of the contact, then their checkouts: index lookups, never a scan of the store's checkouts.
+    sql<number>`(select c.id from checkouts as c, ord
+      where c.customer_id in (select cu.id from customers as cu, customer where cu.contact_id = customer.contact_id union all select id from customer)
+        and c.store_id = ${store.id} and c.abandoned_at < ord.placed_at)`,
+    ORDERED,
+  );
 }
 
 /**
@@ -116,11 +110,5 @@ export const checkoutRecoveryRows = {
         jsonb_build_object('abandonment', k.abandonment_count), now() + make_interval(secs => ${store.recoveryDelaySeconds})
       from chk as k where k.status = 'abandoned' and k.entered_abandoned and ${!options.backfill}::boolean`,
   cancelled: <DB extends Database>(qc: QueryCreator<DB>) =>
-    (qc as unknown as QueryCreator<Database>)
-      .updateTable("automation_jobs")
-      .set({ ...cancelledBecause(""), last_error: sql<string>`'the checkout became ' || (select status from chk)` })
-      .where("status", "=", "pending")
-      .where("flow", "=", "checkout_recovery")
-      .where("record_type", "=", "checkout")
-      .where("record_id", "in", sql<number>`(select id from chk where status <> 'abandoned')`),
+    cancelPendingRecoveries(qc, sql<number>`(select id from chk where status <> 'abandoned')`, sql<string>`'the checkout became ' || (select status from chk)`),
 };

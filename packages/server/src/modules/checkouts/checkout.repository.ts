@@ -1,6 +1,6 @@
 import type { CheckoutStatus } from "@commerce-ingest/shared";
 import { sql, type QueryCreator, type RawBuilder } from "kysely";
-import { freshOrFail, keptSourceTime, notStale, notStaleFor, now, wasInserted } from "../../db/sql.js";
+import { freshOrFail, mergedColumns, notStale, notStaleFor, now, wasInserted } from "../../db/sql.js";
 import type { checkoutRecoveryRows } from "../../automations/flows/checkout-recovery.js";
 import type { insertJobRows } from "../../automations/jobs.repository.js";
 import { withCustomers, type CustomerWrite } from "../customers/customer.repository.js";
@@ -41,14 +41,12 @@ function checkoutUpsert(qc: QueryCreator<Database>, storeId: number, checkouts: 
     .onConflict((oc) =>
       oc
         .columns(["store_id", "external_id"])
-        .doUpdateSet((eb) => ({
-          ...Object.fromEntries(columns.map((column) => [column, eb.ref(`excluded.${column}`)])),
+        .doUpdateSet({
+          ...mergedColumns("checkouts", columns),
           status: sql<CheckoutStatus>`case when checkouts.status = 'active' then 'abandoned' else checkouts.status end`,
           abandonment_count: sql<number>`checkouts.abandonment_count + case when checkouts.status = 'active' then 1 else 0 end`,
           entered_abandoned: sql<boolean>`checkouts.status = 'active'`,
-          source_updated_at: keptSourceTime("checkouts"),
-          updated_at: now(),
-        }))
+        })
         .where(notStale("checkouts")),
     )
     .returningAll()

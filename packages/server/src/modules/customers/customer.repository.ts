@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from "kysely";
 import type { Executor, Trx } from "../../db/types.js";
-import { freshOrFail, inSavepoint, isForeignKeyViolation, keptSourceTime, notStale, now, textArray, wasInserted } from "../../db/sql.js";
+import { freshOrFail, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, wasInserted } from "../../db/sql.js";
 import { insertJobRows } from "../../automations/jobs.repository.js";
 
 /** The fields an upsert writes; absent ones keep their stored value. */
@@ -97,14 +97,11 @@ export function withCustomers(db: Executor, storeId: number, writes: readonly Cu
           oc
             .columns(["store_id", "external_id"])
             .where("deleted_at", "is", null)
-            .doUpdateSet((eb) => ({
-              ...Object.fromEntries(columns.map((column) => [column, eb.ref(`excluded.${column}`)])),
-              contact_id: eb.ref("excluded.contact_id"),
-              updated_at: now(),
+            .doUpdateSet({
+              ...mergedColumns("customers", [...columns, "contact_id"]),
               profile_version: sql<number>`customers.profile_version + case when ${changed} then 1 else 0 end`,
               profile_changed: changed,
-              source_updated_at: keptSourceTime("customers"),
-            }))
+            })
             .where(notStale("customers")),
         )
         .returningAll()

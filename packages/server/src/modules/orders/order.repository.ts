@@ -1,5 +1,5 @@
 import { sql, type QueryCreator, type RawBuilder } from "kysely";
-import { freshOrFail, keptSourceTime, notStale, notStaleFor, now, wasInserted } from "../../db/sql.js";
+import { freshOrFail, mergedColumns, notStale, notStaleFor, now, wasInserted } from "../../db/sql.js";
 import type { cancelRecoveriesForOrderRows } from "../../automations/flows/checkout-recovery.js";
 import type { insertJobRows } from "../../automations/jobs.repository.js";
 import { withCustomers, type CustomerWrite } from "../customers/customer.repository.js";
@@ -38,11 +38,9 @@ function orderUpsert(qc: QueryCreator<Database>, storeId: number, orders: Readon
     .onConflict((oc) =>
       oc
         .columns(["store_id", "external_id"])
-        .doUpdateSet((eb) => ({
-          ...Object.fromEntries(columns.map((column) => [column, eb.ref(`excluded.${column}`)])),
-          source_updated_at: keptSourceTime("orders"),
-          updated_at: now(),
-        }))
+        .doUpdateSet({
+          ...mergedColumns("orders", columns),
+        })
         .where(notStale("orders")),
     )
     .returningAll()

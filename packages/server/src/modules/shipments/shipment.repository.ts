@@ -1,6 +1,6 @@
 import type { ShipmentStatus } from "@commerce-ingest/shared";
 import { sql, type QueryCreator, type RawBuilder } from "kysely";
-import { freshOrFail, keptSourceTime, notStale, now, wasInserted } from "../../db/sql.js";
+import { freshOrFail, mergedColumns, notStale, wasInserted } from "../../db/sql.js";
 import type { Database, Executor, Trx } from "../../db/types.js";
 import type { insertJobRows } from "../../automations/jobs.repository.js";
 
@@ -57,12 +57,10 @@ function shipmentUpsert(qc: QueryCreator<Database>, storeId: number, shipments: 
     .onConflict((oc) =>
       oc
         .columns(["store_id", "external_id"])
-        .doUpdateSet((eb) => ({
-          ...Object.fromEntries(columns.map((column) => [column, eb.ref(`excluded.${column}`)])),
+        .doUpdateSet({
+          ...mergedColumns("shipments", columns),
           status_changed: columns.includes("status") ? sql<boolean>`shipments.status is distinct from excluded.status` : false,
-          source_updated_at: keptSourceTime("shipments"),
-          updated_at: now(),
-        }))
+        })
         .where(notStale("shipments")),
     )
     .returningAll()
