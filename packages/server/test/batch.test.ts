@@ -1,6 +1,6 @@
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { refuseInserts, startTestServer, type TestServer } from "./helpers.js";
+import { ADMIN_TOKEN, refuseInserts, startTestServer, type TestServer } from "./helpers.js";
 
 let server: TestServer;
 let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;
@@ -100,9 +100,10 @@ describe("batch endpoints", () => {
     const res = await batch("customers", [
       { external_id: fresh, phone: phone(5), first_name: "Ada", lifetime_value: 1200 },
       { external_id: known, phone: phone(1), first_name: "New", orders_count: 2 },
-      { external_id: newer, phone: phone(2), first_name: "Late", source_updated_at: "2026-11-22T11:00:00Z" },
-      // Sent before the erasure: it must not bring the customer back.
-      { external_id: erased, phone: phone(3), first_name: "Back", source_updated_at: "2020-01-01T00:00:00Z" },
+      // Stale, with a phone of its own: a push of it alone writes nothing, not even the phone's contact.
+      { external_id: newer, phone: phone(6), first_name: "Late", source_updated_at: "2026-11-22T11:00:00Z" },
+      // Sent before the erasure: it must not bring the customer back, nor its phone.
+      { external_id: erased, phone: phone(7), first_name: "Back", source_updated_at: "2020-01-01T00:00:00Z" },
       { phone: phoneKeyed, first_name: "Guest" },
       { external_id: "bad", phone: "not a phone" },
     ]);
@@ -118,6 +119,8 @@ describe("batch endpoints", () => {
     ]);
     const stored = await server.db.selectFrom("customers").select(["external_id", "first_name", "deleted_at"]).where("store_id", "=", tenant.store.id).where("external_id", "in", [fresh, known, newer, erased, phoneKeyed]).execute();
     expect(new Map(stored.map((row) => [row.external_id, row.first_name]))).toEqual(new Map([[fresh, "Ada"], [known, "New"], [newer, "Newer"], [erased, null], [phoneKeyed, "Guest"]]));
+    const contacts = await server.db.selectFrom("contacts").select("phone").where("store_id", "=", tenant.store.id).where("phone", "in", [phone(6), phone(7)]).execute();
+    expect(contacts).toEqual([]);
     // One contact sync per customer created or changed, as pushed alone; none for the stale or erased ones.
     expect(writtenOneByOne()).toEqual([]);
     const syncs = await server.db.selectFrom("automation_jobs").select("record_external_id").where("flow", "=", "contact_sync").where("store_id", "=", tenant.store.id).where("record_external_id", "in", [fresh, known, newer, erased]).execute();
@@ -178,6 +181,28 @@ describe("batch endpoints", () => {
     expect(notices).toHaveLength(3);
     expect(await server.db.selectFrom("shipments").select("id").where("external_id", "=", "lost").execute()).toEqual([]);
     expect(writtenOneByOne().slice(before)).toEqual([]);
+  });
+
+  it("take shared contacts in one order: two batches whose customers' shapes meet their phones in opposite orders never deadlock", async () => {
+    const retried = async (reason: string) => {
+      const text = (await server.request("GET", "/metrics", { key: ADMIN_TOKEN })).text;
+      return Number(new RegExp(`db_retries_total\\{reason="${reason}"\\} (\\d+)`).exec(text)?.[1] ?? "NaN");
+    };
+    const before = await retried("deadlock");
+    for (let round = 0; round < 6; round++) {
+      const p = (n: number) => `+1415556${String(1000 + (seq % 300) * 20 + n).slice(-4)}`;
+      const [first, second] = [p(1), p(2)];
+      // A named customer and a bare one are two statements; each batch meets the phones in the other's order.
+      const item = (id: string, phone: string, named: boolean) => order(uid(id), { customer: named ? { phone, first_name: "Named" } : { phone } });
+      const res = await Promise.all([
+        batch("orders", [item("x", first, true), item("x", second, false)]),
+        batch("orders", [item("y", second, true), item("y", first, false)]),
+      ]);
+      expect(res.map((r) => [r.status, r.body.counts])).toEqual([[200, { created: 2, updated: 0, failed: 0 }], [200, { created: 2, updated: 0, failed: 0 }]]);
+      seq++;
+    }
+    expect(before).not.toBeNaN();
+    expect(await retried("deadlock")).toBe(before);
   });
 
   it("record the same automations for a push alone as for the same push in a batch", async () => {

@@ -1,7 +1,7 @@
 import net from "node:net";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isDatabaseUnavailable } from "../src/db/index.js";
+import { isDatabaseUnavailable, isStalePlan } from "../src/db/index.js";
 import { isLocalAddress } from "../src/auth/auth.middleware.js";
 import { ADMIN_TOKEN, onceAcrossDatabases, startTestServer, testDb, type TestServer } from "./helpers.js";
 
@@ -125,6 +125,26 @@ describe.runIf(testDb === "postgres")("statements prepared once per connection",
       const after = await Promise.all(Array.from({ length: 12 }, (_, i) => push(`after-${i}`)));
       expect(after.map((res) => res.status)).toEqual(Array.from({ length: 12 }, () => 201));
       expect((await push("after-0")).status).toBe(200);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it("keep answering reads outside a transaction when a table changes shape under them", async () => {
+    const own = await startTestServer();
+    try {
+      const t = await own.createTenant();
+      const list = () => own.request("GET", `/admin/v1/stores?team_id=${t.team.id}`, { key: ADMIN_TOKEN });
+      // Every connection of the pool prepares the read (they run at once, so each takes a connection of its own).
+      for (const res of await Promise.all(Array.from({ length: 12 }, list))) expect(res.status).toBe(200);
+      await sql.raw("alter table stores add column added_later text").execute(own.db);
+      const after = await Promise.all(Array.from({ length: 12 }, list));
+      expect(after.map((res) => res.status)).toEqual(Array.from({ length: 12 }, () => 200));
+      expect((after[0]?.body as { data: { id: number }[] }).data.map((store) => store.id)).toEqual([t.store.id]);
+      // A server speaking another language is recognised by the function that refused the plan.
+      const localized = Object.assign(new Error("le plan mis en cache ne doit pas modifier le type de résultat"), { code: "0A000", routine: "RevalidateCachedQuery" });
+      expect(isStalePlan(localized)).toBe(true);
+      expect(isStalePlan(Object.assign(new Error("not supported"), { code: "0A000", routine: "transformExpr" }))).toBe(false);
     } finally {
       await own.close();
     }

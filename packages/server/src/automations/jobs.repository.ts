@@ -1,7 +1,7 @@
 import { sql, type QueryCreator, type RawBuilder } from "kysely";
 import type { Flow } from "@commerce-ingest/shared";
-import { now } from "../db/sql.js";
-import type { Database, Executor, JobRow, JobStatus, RecordType } from "../db/types.js";
+import { anyId, now } from "../db/sql.js";
+import type { Database, Executor, JobRow, JobStatus, MessageRow, RecordType } from "../db/types.js";
 
 export type NewJob = {
   store_id: number;
@@ -183,7 +183,7 @@ export async function holdJobs(trx: Executor, jobs: ReadonlyArray<Pick<JobRow, "
   const rows = await trx
     .selectFrom("automation_jobs")
     .select(["id", "attempts"])
-    .where("id", "in", jobs.map((job) => job.id))
+    .where("id", "=", anyId(jobs.map((job) => job.id)))
     .where("status", "=", "running")
     .where("locked_by", "=", workerId)
     .forUpdate()
@@ -199,11 +199,13 @@ export async function finishJobs(
   workerId: string,
 ): Promise<void> {
   if (jobs.length === 0) return;
-  const outcomes = sql.join(jobs.map(({ job, status, error }) => sql`(${job.id}::bigint, ${job.attempts}::int, ${status}::text, ${error}::text)`));
   await sql`
     update automation_jobs as job
     set status = outcome.status, last_error = outcome.error, locked_until = null, updated_at = now(), finished_at = now()
-    from (values ${outcomes}) as outcome(id, attempts, status, error)
+    from unnest(
+      ${jobs.map(({ job }) => job.id)}::bigint[], ${jobs.map(({ job }) => job.attempts)}::int[],
+      ${jobs.map(({ status }) => status)}::text[], ${jobs.map(({ error }) => error)}::text[]
+    ) as outcome(id, attempts, status, error)
     where job.id = outcome.id and job.attempts = outcome.attempts and job.status = 'running' and job.locked_by = ${workerId}`.execute(trx);
 }
 
@@ -233,13 +235,19 @@ export async function recordMessage(db: Executor, message: NewMessage, status: "
 
 /** Records the messages of many jobs in one statement, each once (see `recordMessage`): by job id. */
 export async function recordMessages(db: Executor, messages: readonly NewMessage[], status: "pending" | "sent") {
-  if (messages.length === 0) return new Map<number, Awaited<ReturnType<typeof recordMessage>>>();
-  const rows = await db
-    .insertInto("messages")
-    .values(messages.map((message) => ({ ...message, content: JSON.stringify(message.content), status, sent_at: status === "sent" ? now() : null })))
-    .onConflict((oc) => oc.column("job_id").doUpdateSet({ job_id: (eb) => eb.ref("excluded.job_id") }))
-    .returningAll()
-    .execute();
+  if (messages.length === 0) return new Map<number, MessageRow>();
+  const column = <T>(pick: (message: NewMessage) => T) => messages.map(pick);
+  // One statement of constant text for any number of messages (each column an array).
+  const { rows } = await sql<MessageRow>`
+    insert into messages (store_id, job_id, flow, customer_id, contact_id, to_phone, content, provider, status, sent_at)
+    select m.store_id, m.job_id, m.flow, m.customer_id, m.contact_id, m.to_phone, m.content, m.provider, ${status}::text, case when ${status}::text = 'sent' then now() end
+    from unnest(
+      ${column((m) => m.store_id)}::bigint[], ${column((m) => m.job_id)}::bigint[], ${column((m) => m.flow)}::text[],
+      ${column((m) => m.customer_id)}::bigint[], ${column((m) => m.contact_id)}::bigint[], ${column((m) => m.to_phone)}::text[],
+      ${column((m) => JSON.stringify(m.content))}::jsonb[], ${column((m) => m.provider)}::text[]
+    ) as m(store_id, job_id, flow, customer_id, contact_id, to_phone, content, provider)
+    on conflict (job_id) do update set job_id = excluded.job_id
+    returning *`.execute(db);
   return new Map(rows.map((row) => [Number(row.job_id), row]));
 }
 

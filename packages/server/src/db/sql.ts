@@ -8,6 +8,13 @@ export function textArray(values: readonly string[]): RawBuilder<string[]> {
 
 export const now = (): RawBuilder<Date> => sql<Date>`now()`;
 
+/**
+ * `= any($1::bigint[])` for a column compared with a list of ids: the same
+ * statement text whatever the list's length, so PostgreSQL plans it once per
+ * connection (a list `in ($1, $2, ...)` is a new statement at each length).
+ */
+export const anyId = (ids: readonly number[]): RawBuilder<number> => sql<number>`any(${[...ids]}::bigint[])`;
+
 type SourcedTable = "customers" | "orders" | "checkouts" | "shipments";
 
 /**
@@ -92,7 +99,7 @@ export const isOrderMissingError = (error: unknown): boolean => error instanceof
  */
 export async function olderThanStored(
   db: Executor,
-  table: "orders" | "checkouts",
+  table: "orders" | "checkouts" | "customers",
   storeId: number,
   pushes: ReadonlyArray<{ external_id: string; source_updated_at?: string | undefined }>,
 ): Promise<Set<string>> {
@@ -101,6 +108,6 @@ export async function olderThanStored(
   const { rows } = await sql<{ external_id: string }>`
     select push.external_id from (values ${sql.join(timed)}) as push(external_id, time)
     join ${sql.table(table)} as stored on stored.store_id = ${storeId} and stored.external_id = push.external_id
-    where stored.source_updated_at > push.time`.execute(db);
+    where stored.source_updated_at > push.time ${table === "customers" ? sql`and stored.deleted_at is null` : sql``}`.execute(db);
   return new Set(rows.map((row) => row.external_id));
 }

@@ -1,10 +1,17 @@
 import type { Transaction } from "kysely";
-import { isStalePlan } from "./index.js";
+import { isStalePlan, retries } from "./index.js";
 import { inSavepoint } from "./sql.js";
 import type { Database, Db } from "./types.js";
 
 const RETRYABLE = new Set(["40001", "40P01"]); // serialization_failure, deadlock_detected
 const ATTEMPTS = 8;
+
+function countRetry(error: unknown): void {
+  const code = error instanceof Error && "code" in error ? String(error.code) : "";
+  if (code === "40P01") retries.deadlock++;
+  else if (code === "40001") retries.serialization++;
+  else retries.stale_plan++;
+}
 
 export function isRetryable(error: unknown): boolean {
   return (error instanceof Error && "code" in error && RETRYABLE.has(String(error.code))) || isStalePlan(error);
@@ -47,6 +54,7 @@ async function retried<T>(run: () => Promise<T>): Promise<T> {
       return await run();
     } catch (error) {
       if (attempt >= ATTEMPTS || !isRetryable(error)) throw error;
+      countRetry(error);
       // Exponential with full jitter (5 ms doubling, capped at 200 ms): contenders spread apart instead of colliding again.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 5 * 2 ** attempt)));
     }

@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import type pg from "pg";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { AccessCache } from "../auth/access-cache.js";
+import { retries } from "../db/index.js";
 import type { Db } from "../db/types.js";
 
 /**
@@ -67,6 +68,17 @@ export function createMetrics(db: Db, pool: pg.Pool | undefined, accessCache?: A
       },
     });
   }
+
+  new Counter({
+    name: "db_retries_total",
+    help: "Statements and transactions of this process run again after PostgreSQL refused them, by reason (deadlock, serialization, stale_plan)",
+    labelNames: ["reason"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [reason, count] of Object.entries(retries)) this.inc({ reason }, count);
+    },
+  });
 
   if (pool) {
     new Gauge({ name: "db_pool_connections", help: "PostgreSQL connections of this process", registers: [registry], collect() { this.set(pool.totalCount); } });

@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { textArray } from "../../db/sql.js";
+import { anyId, textArray } from "../../db/sql.js";
 import type { Executor, Trx } from "../../db/types.js";
 
 /**
@@ -23,7 +23,7 @@ export function findOrdersForMessage(trx: Trx, orderIds: readonly number[]) {
       .selectFrom("orders as o")
       .innerJoin("customers as cu", "cu.id", "o.customer_id")
       .select(["o.id", "o.external_id", "o.total_price", "o.currency", "o.placed_at", ...customerColumns])
-      .where("o.id", "in", ids)
+      .where("o.id", "=", anyId(ids))
       .forKeyShare("cu")
       .execute(),
   );
@@ -54,7 +54,7 @@ export function findCheckoutForRecovery(trx: Trx, checkoutId: number) {
 }
 
 export function findCustomersForSync(trx: Trx, customerIds: readonly number[]) {
-  return byId(customerIds, (ids) => trx.selectFrom("customers").selectAll().where("id", "in", ids).forKeyShare().execute());
+  return byId(customerIds, (ids) => trx.selectFrom("customers").selectAll().where("id", "=", anyId(ids)).forKeyShare().execute());
 }
 
 export type ContactProfile = {
@@ -76,7 +76,7 @@ export async function writeContactProfiles(trx: Trx, syncs: ReadonlyArray<{ cont
   const last = new Map(syncs.map((sync) => [sync.contactId, sync]));
   if (last.size === 0) return;
   // No key changes: a message or customer referring to a contact (a key-share lock) never waits for this.
-  await trx.selectFrom("contacts").select("id").where("id", "in", [...last.keys()]).orderBy("phone").forNoKeyUpdate().execute();
+  await trx.selectFrom("contacts").select("id").where("id", "=", anyId([...last.keys()])).orderBy("phone").forNoKeyUpdate().execute();
   const rows = sql.join(
     [...last.values()].map(
       ({ contactId, customerId, profile: p }) =>
@@ -97,7 +97,7 @@ export function findShipmentsForMessage(trx: Trx, shipmentIds: readonly number[]
       .innerJoin("orders as o", "o.id", "s.order_id")
       .innerJoin("customers as cu", "cu.id", "o.customer_id")
       .select(["s.id", "s.external_id", "s.status", "s.carrier", "s.tracking_number", "s.tracking_url", "o.external_id as order_external_id", ...customerColumns])
-      .where("s.id", "in", ids)
+      .where("s.id", "=", anyId(ids))
       .forKeyShare("cu")
       .execute(),
   );

@@ -62,6 +62,19 @@ export function upsertCustomerAlone(db: Executor, storeId: number, write: Custom
 }
 
 /**
+ * Creates the contacts of these phones that do not exist, and locks them all
+ * against writers until the transaction ends, in phone order: the order every
+ * statement that writes customers takes them in.
+ */
+export async function takeContacts(db: Executor, storeId: number, phones: readonly string[]): Promise<void> {
+  const sorted = [...new Set(phones)].sort();
+  if (sorted.length === 0) return;
+  await sql`
+    insert into contacts (store_id, phone) select ${storeId}::bigint, phone from unnest(${sorted}::text[]) with ordinality as p(phone, n) order by n
+    on conflict (store_id, phone) do update set synced_at = contacts.synced_at`.execute(db);
+}
+
+/**
  * The statement's customers (see `upsertCustomers`) as CTEs a statement goes
  * on from: `contact`, `customer` (the written rows, with `inserted`) and `link`.
  */

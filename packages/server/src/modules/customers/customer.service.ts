@@ -6,7 +6,7 @@ import { customerErased } from "../../automations/erasure.js";
 import { contactSyncJobRows, contactSyncJobs, type TriggerOptions } from "../../automations/flows/index.js";
 import { enqueueJobs, type NewJob } from "../../automations/jobs.repository.js";
 import type { CustomerRow, Db, Executor } from "../../db/types.js";
-import { textArray } from "../../db/sql.js";
+import { olderThanStored, textArray } from "../../db/sql.js";
 import { inTransaction } from "../../db/transaction.js";
 import { byShape, inOneStatement, orStored, presentOnly } from "../fields.js";
 import { unstorableText } from "../../text.js";
@@ -66,7 +66,11 @@ export async function upsertCustomersIn(
 ): Promise<{ rows: Map<string, CustomerRow & { inserted: boolean }>; jobs: NewJob[] }> {
   const rows = new Map<string, CustomerRow & { inserted: boolean }>();
   const jobs: NewJob[] = [];
-  for (const writes of byShape(inputs.map(customerWrite), (write) => write.fields, (write) => write.key.external_id)) {
+  const groups = byShape(inputs.map(customerWrite), (write) => write.fields, (write) => write.key.external_id);
+  // Each group's statement takes its contacts in phone order; over several groups, they are taken
+  // all together first, so that two batches sharing contacts never wait for each other in a cycle.
+  if (groups.length > 1) await repo.takeContacts(trx, store.id, inputs.map((input) => input.phone));
+  for (const writes of groups) {
     for (const row of await repo.upsertCustomers(trx, store.id, writes)) {
       rows.set(row.external_id ?? "", row);
       jobs.push(...contactSyncJobs(store, row, options));
@@ -166,7 +170,10 @@ export async function upsertCustomers(
     // A push from before its customer's erasure must not bring the erased profile back.
     const checked = inputs.flatMap((input) => (input.source_updated_at !== undefined && input.external_id ? [{ externalId: input.external_id, time: input.source_updated_at }] : []));
     const erased = await repo.erasedAfterMany(trx, store.id, checked);
-    const written = await upsertCustomersIn(trx, store, inputs.filter((input) => !(input.external_id && erased.has(input.external_id))), options);
+    // A write older than its stored customer is left out, contact and all, as a push of it alone leaves nothing.
+    const older = await olderThanStored(trx, "customers", store.id, inputs.map((input) => ({ external_id: customerKey(input), source_updated_at: input.source_updated_at })));
+    const applied = inputs.filter((input) => !(input.external_id && erased.has(input.external_id)) && !older.has(customerKey(input)));
+    const written = await upsertCustomersIn(trx, store, applied, options);
     await enqueueJobs(trx, written.jobs);
     const unwritten = inputs.map(customerKey).filter((key) => !written.rows.has(key) && !erased.has(key));
     const stored = new Map((await repo.findActiveCustomers(trx, store.id, unwritten)).map((row) => [row.external_id ?? "", row]));
