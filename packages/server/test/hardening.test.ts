@@ -111,7 +111,7 @@ describe.runIf(onceAcrossDatabases)("operators", () => {
   });
 });
 
-describe.runIf(testDb === "postgres")("statements prepared once per connection", () => {
+describe("statements prepared once per connection", () => {
   it("keep working when a table changes shape under them (a newer process migrated): no push fails", async () => {
     const own = await startTestServer();
     try {
@@ -130,12 +130,30 @@ describe.runIf(testDb === "postgres")("statements prepared once per connection",
     }
   });
 
+  it("return the same values as a statement planned at each run, for every type the service reads", async () => {
+    const own = await startTestServer();
+    try {
+      const read = (db: typeof own.db = own.db) =>
+        sql<Record<string, unknown>>`select ${42}::int8 as big, ${"12.50"}::numeric as price, ${"2026-11-22T10:00:00Z"}::timestamptz as at, ${JSON.stringify({ a: [1, "b"] })}::jsonb as doc,
+          ${["x", "y z"]}::text[] as tags, ${[3, 4]}::bigint[] as ids, ${null}::text as nothing, ${true}::boolean as yes, ${"é ü"}::text as word`.execute(db);
+      const expected = { big: 42, price: "12.50", at: new Date("2026-11-22T10:00:00Z"), doc: { a: [1, "b"] }, tags: ["x", "y z"], ids: [3, 4], nothing: null, yes: true, word: "é ü" };
+      // The first run prepares the statement, the later ones reuse it; inside a transaction too.
+      for (let run = 0; run < 3; run++) expect((await read()).rows).toEqual([expected]);
+      expect(await own.db.transaction().execute(async (trx) => (await read(trx)).rows)).toEqual([expected]);
+      // A parameter of the wrong type is refused by the database, and the statement still serves.
+      await expect(sql`select ${"not a number"}::int8 as big`.execute(own.db)).rejects.toMatchObject({ code: "22P02" });
+      expect((await read()).rows).toEqual([expected]);
+    } finally {
+      await own.close();
+    }
+  });
+
   it("keep answering reads outside a transaction when a table changes shape under them", async () => {
     const own = await startTestServer();
     try {
       const t = await own.createTenant();
       const list = () => own.request("GET", `/admin/v1/stores?team_id=${t.team.id}`, { key: ADMIN_TOKEN });
-      // Every connection of the pool prepares the read (they run at once, so each takes a connection of its own).
+      // Every connection of the pool prepares the read (they run at once, so each takes a connection of its own; the embedded database has one).
       for (const res of await Promise.all(Array.from({ length: 12 }, list))) expect(res.status).toBe(200);
       await sql.raw("alter table stores add column added_later text").execute(own.db);
       const after = await Promise.all(Array.from({ length: 12 }, list));

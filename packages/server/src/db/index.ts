@@ -8,6 +8,9 @@ import { Kysely, PGliteDialect, PostgresDialect } from "kysely";
 import pg from "pg";
 import type { Database, Db } from "./types.js";
 import { DataDirLock } from "./lock.js";
+import { prepareRepeated, prepareRepeatedEmbedded } from "./prepared.js";
+
+export { isStalePlan, retries } from "./prepared.js";
 
 /**
  * The embedded database's settings: PGlite's own, with 16 MB of shared buffers
@@ -110,86 +113,21 @@ async function listenPostgres(url: string, channels: string[], onNotify: (notice
 
 const INT8 = 20;
 const NUMERIC = 1700;
+const INT8_ARRAY = 1016;
 
-// bigint ids and counts fit in a double here (ids stay far below 2^53); money stays a string.
+// bigint ids and counts fit in a double here (ids stay far below 2^53), alone or in arrays, as on
+// the embedded database; money stays a string.
 const pgTypes = {
   getTypeParser(oid: number, format?: "text" | "binary") {
     if (oid === INT8) return (value: string) => Number(value);
+    if (oid === INT8_ARRAY) {
+      const parseArray = pg.types.getTypeParser(INT8_ARRAY as Parameters<typeof pg.types.getTypeParser>[0], "text") as (value: string) => Array<string | null>;
+      return (value: string) => parseArray(value).map((item) => (item === null ? null : Number(item)));
+    }
     if (oid === NUMERIC) return (value: string) => value;
     return pg.types.getTypeParser(oid, format) as (value: string) => unknown;
   },
 };
-
-/** The most statements one connection keeps prepared, and the most parameters a prepared one takes. */
-const PREPARED_PER_CONNECTION = 200;
-const PREPARED_MAX_PARAMETERS = 64;
-
-/**
- * Statements and transactions this process ran again after PostgreSQL refused
- * them, by why (a deadlock, a serialization failure, a plan a migration made
- * stale): reported at /metrics. A steady count of deadlocks means two writers
- * take the same rows in different orders.
- */
-export const retries = { deadlock: 0, serialization: 0, stale_plan: 0 };
-
-/**
- * Has PostgreSQL plan each statement the service repeats once per connection
- * (a named prepared statement) instead of at every run: planning is most of
- * the cost of a push's statement. Statements whose text changes with their
- * input (a batch's, with many parameters, or a list `in ($1, $2, ...)`) are
- * planned each time, as before, so the names go to statements that repeat.
- *
- * A statement whose tables changed shape under it (a migration by a newer
- * process) is prepared anew at its next run. Outside a transaction, the run
- * that found it stale is retried here at once; inside one, the transaction
- * failed with it and is retried whole by `inTransaction`.
- */
-function prepareRepeated(client: pg.PoolClient): void {
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  const names = new Map<string, string>();
-  let next = 0;
-  let inTransaction = false;
-  const nameOf = (text: string): string | undefined => {
-    let name = names.get(text);
-    if (!name && names.size < PREPARED_PER_CONNECTION) {
-      name = `ingest_${next++}`;
-      names.set(text, name);
-    }
-    return name;
-  };
-  client.query = ((text: unknown, values?: unknown, ...rest: unknown[]) => {
-    if (typeof text === "string" && TRANSACTION_CONTROL.test(text)) inTransaction = !TRANSACTION_END.test(text);
-    if (typeof text !== "string" || !Array.isArray(values) || values.length === 0 || values.length > PREPARED_MAX_PARAMETERS || VALUE_LIST.test(text)) {
-      return query(text, values, ...rest);
-    }
-    const name = nameOf(text);
-    if (!name) return query(text, values, ...rest);
-    if (rest.some((arg) => typeof arg === "function")) return query({ name, text, values }, ...rest);
-    const run = (attempt: string) => query({ name: attempt, text, values }, ...rest) as Promise<unknown>;
-    return run(name).catch((error: unknown) => {
-      if (!isStalePlan(error)) throw error;
-      names.delete(text);
-      if (inTransaction) throw error;
-      retries.stale_plan++;
-      return run(nameOf(text) ?? name);
-    });
-  }) as typeof client.query;
-}
-
-const TRANSACTION_CONTROL = /^\s*(begin|start transaction|commit|end|rollback|abort)\b(?!\s+to\b)/i;
-const TRANSACTION_END = /^\s*(commit|end|rollback|abort)\b/i;
-const VALUE_LIST = /\bin \(\$\d+, /;
-
-/**
- * PostgreSQL refuses a prepared statement whose result's shape changed since
- * it was planned. Known by the function that refuses it, which does not
- * depend on the server's language, or else by its English message.
- */
-export const isStalePlan = (error: unknown): boolean =>
-  error instanceof Error &&
-  "code" in error &&
-  error.code === "0A000" &&
-  (("routine" in error && error.routine === "RevalidateCachedQuery") || /cached plan must not change result type/.test(error.message));
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.kind === "postgres") {
@@ -234,6 +172,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       parsers: { [INT8]: (value: string) => Number(value), [NUMERIC]: (value: string) => value },
       startParams: EMBEDDED_START_PARAMS,
     });
+    prepareRepeatedEmbedded(pglite);
     const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
     return {
       db,

@@ -1,5 +1,5 @@
 import type { Transaction } from "kysely";
-import { isStalePlan, retries } from "./index.js";
+import { isStalePlan, retries } from "./prepared.js";
 import { inSavepoint } from "./sql.js";
 import type { Database, Db } from "./types.js";
 

@@ -2,7 +2,7 @@ import { sql } from "kysely";
 import type pg from "pg";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { AccessCache } from "../auth/access-cache.js";
-import { retries } from "../db/index.js";
+import { retries } from "../db/prepared.js";
 import type { Db } from "../db/types.js";
 
 /**
