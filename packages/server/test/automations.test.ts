@@ -211,14 +211,16 @@ describe("contact sync", () => {
   it("syncs a new customer's profile to its contact, once per change", async () => {
     const phone = newPhone();
     const id = uid("sync");
-    const body = { external_id: id, phone, first_name: "Grace", tags: ["vip"], lifetime_value: 900, orders_count: 3 };
+    // Tags with what array and JSON literals escape: they reach the contact as sent.
+    const tags = ["vip", 'say "hi", {ok} \\ ü'];
+    const body = { external_id: id, phone, first_name: "Grace", tags, lifetime_value: 900, orders_count: 3 };
     await push("customers", body);
     await settled();
     let messages = await messagesFor("contact_sync", id);
     expect(messages).toHaveLength(1);
-    expect(messages[0]?.content).toMatchObject({ template: "contact_sync", profile: { phone, first_name: "Grace", tags: ["vip"], lifetime_value: 900, orders_count: 3 } });
+    expect(messages[0]?.content).toMatchObject({ template: "contact_sync", profile: { phone, first_name: "Grace", tags, lifetime_value: 900, orders_count: 3 } });
     const contact = await server.db.selectFrom("contacts").selectAll().where("store_id", "=", tenant.store.id).where("phone", "=", phone).executeTakeFirstOrThrow();
-    expect(contact).toMatchObject({ first_name: "Grace", tags: ["vip"], lifetime_value: 900, orders_count: 3 });
+    expect(contact).toMatchObject({ first_name: "Grace", tags, lifetime_value: 900, orders_count: 3 });
     expect(contact.synced_at).toBeInstanceOf(Date);
 
     await push("customers", body);

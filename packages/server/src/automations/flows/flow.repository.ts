@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { anyId, textArray } from "../../db/sql.js";
+import { anyId } from "../../db/sql.js";
 import type { Executor, Trx } from "../../db/types.js";
 
 /**
@@ -77,16 +77,18 @@ export async function writeContactProfiles(trx: Trx, syncs: ReadonlyArray<{ cont
   if (last.size === 0) return;
   // No key changes: a message or customer referring to a contact (a key-share lock) never waits for this.
   await trx.selectFrom("contacts").select("id").where("id", "=", anyId([...last.keys()])).orderBy("phone").forNoKeyUpdate().execute();
-  const rows = sql.join(
-    [...last.values()].map(
-      ({ contactId, customerId, profile: p }) =>
-        sql`(${contactId}::bigint, ${customerId}::bigint, ${p.first_name}::text, ${p.last_name}::text, ${p.email}::text, ${p.locale}::text, ${textArray(p.tags)}, ${p.lifetime_value}::bigint, ${p.orders_count}::bigint)`,
-    ),
-  );
+  const profiles = [...last.values()];
+  const column = <T>(pick: (sync: (typeof profiles)[number]) => T) => profiles.map(pick);
+  // One statement of constant text for any number of contacts (each column an array; tags as JSON).
   await sql`
-    update contacts set first_name = sync.first_name, last_name = sync.last_name, email = sync.email, locale = sync.locale, tags = sync.tags,
-      lifetime_value = sync.lifetime_value, orders_count = sync.orders_count, synced_at = now(), synced_customer_id = sync.customer_id
-    from (values ${rows}) as sync(contact_id, customer_id, first_name, last_name, email, locale, tags, lifetime_value, orders_count)
+    update contacts set first_name = sync.first_name, last_name = sync.last_name, email = sync.email, locale = sync.locale,
+      tags = array(select jsonb_array_elements_text(sync.tags)), lifetime_value = sync.lifetime_value, orders_count = sync.orders_count,
+      synced_at = now(), synced_customer_id = sync.customer_id
+    from unnest(
+      ${column((s) => s.contactId)}::bigint[], ${column((s) => s.customerId)}::bigint[], ${column((s) => s.profile.first_name)}::text[],
+      ${column((s) => s.profile.last_name)}::text[], ${column((s) => s.profile.email)}::text[], ${column((s) => s.profile.locale)}::text[],
+      ${column((s) => JSON.stringify(s.profile.tags))}::jsonb[], ${column((s) => s.profile.lifetime_value)}::bigint[], ${column((s) => s.profile.orders_count)}::bigint[]
+    ) as sync(contact_id, customer_id, first_name, last_name, email, locale, tags, lifetime_value, orders_count)
     where contacts.id = sync.contact_id`.execute(trx);
 }
 
