@@ -30,20 +30,22 @@ export function prepareRepeated(client: pg.PoolClient): void {
   const names = new Map<string, string>();
   let next = 0;
   let inTransaction = false;
-  const nameOf = (text: string): string | undefined => {
+  /** The statement's name: known, or new when there is room and its text repeats (see above). */
+  const nameOf = (text: string, values: unknown[]): string | undefined => {
     let name = names.get(text);
-    if (!name && names.size < PREPARED_PER_CONNECTION) {
+    if (!name && names.size < PREPARED_PER_CONNECTION && values.length <= PREPARED_MAX_PARAMETERS && !VALUE_LIST.test(text)) {
       name = `ingest_${next++}`;
       names.set(text, name);
     }
     return name;
   };
   client.query = ((text: unknown, values?: unknown, ...rest: unknown[]) => {
-    if (typeof text === "string" && TRANSACTION_CONTROL.test(text)) inTransaction = !TRANSACTION_END.test(text);
-    if (typeof text !== "string" || !Array.isArray(values) || values.length === 0 || values.length > PREPARED_MAX_PARAMETERS || VALUE_LIST.test(text)) {
+    if (typeof text !== "string" || !Array.isArray(values) || values.length === 0) {
+      // Transaction control takes no parameters.
+      if (typeof text === "string" && TRANSACTION_CONTROL.test(text)) inTransaction = !TRANSACTION_END.test(text);
       return query(text, values, ...rest);
     }
-    const name = nameOf(text);
+    const name = nameOf(text, values);
     if (!name) return query(text, values, ...rest);
     if (rest.some((arg) => typeof arg === "function")) return query({ name, text, values }, ...rest);
     const run = (attempt: string) => query({ name: attempt, text, values }, ...rest) as Promise<unknown>;
@@ -52,7 +54,7 @@ export function prepareRepeated(client: pg.PoolClient): void {
       names.delete(text);
       if (inTransaction) throw error;
       retries.stale_plan++;
-      return run(nameOf(text) ?? name);
+      return run(nameOf(text, values) ?? name);
     });
   }) as typeof client.query;
 }
@@ -94,10 +96,8 @@ export function prepareRepeatedEmbedded(pglite: PGlite): void {
   const preparable = (text: string, params: unknown[] | undefined, options: QueryOptions | undefined): params is unknown[] =>
     Array.isArray(params) &&
     params.length > 0 &&
-    params.length <= PREPARED_MAX_PARAMETERS &&
-    !VALUE_LIST.test(text) &&
     options?.blob === undefined &&
-    (names.has(text) || names.size < PREPARED_PER_CONNECTION);
+    (names.has(text) || (names.size < PREPARED_PER_CONNECTION && params.length <= PREPARED_MAX_PARAMETERS && !VALUE_LIST.test(text)));
 
   /** Runs a repeated statement, preparing it the first time; the caller holds PGlite's query lock. */
   async function runPrepared<T>(text: string, params: unknown[], options: QueryOptions | undefined): Promise<Results<T>> {
