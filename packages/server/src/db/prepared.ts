@@ -138,7 +138,8 @@ export function prepareRepeatedEmbedded(pglite: PGlite): void {
   }
 
   pglite.query = (async <T>(text: string, params?: unknown[], options?: QueryOptions): Promise<Results<T>> => {
-    if (!preparable(text, params, options)) return ownQuery<T>(text, params, options);
+    // A closed database answers through PGlite's own query, with its own error.
+    if (!preparable(text, params, options) || pglite.closed) return ownQuery<T>(text, params, options);
     const run = () => pglite._runExclusiveTransaction(() => pglite._runExclusiveQuery(() => runPrepared<T>(text, params, options)));
     // Outside a transaction, a run that found its plan stale is run again at once (prepared anew).
     const result = await run().catch((error: unknown) => {
