@@ -59,9 +59,11 @@ export function prepareRepeated(client: pg.PoolClient): void {
   }) as typeof client.query;
 }
 
-const TRANSACTION_CONTROL = /^\s*(begin|start transaction|commit|end|rollback|abort)\b(?!\s+to\b)/i;
-const TRANSACTION_END = /^\s*(commit|end|rollback|abort)\b/i;
-const VALUE_LIST = /\bin \(\$\d+, /;
+const TRANSACTION_CONTROL = /^\s*(begin|start transaction|commit|end|rollback|abort)\b(?!\s+((work|transaction)\s+)?to\b)/i;
+/** Ends the transaction, unless it chains a new one. */
+const TRANSACTION_END = /^\s*(commit|end|rollback|abort)\b(?![^;]*\band\s+chain\b)/i;
+/** A list whose length is the input's: `in ($1, $2, ...)`, or the rows of `values (...), (...)`. */
+const VALUE_LIST = /\bin \(\$\d+, |\), \(/;
 
 /**
  * PostgreSQL refuses a prepared statement whose result's shape changed since
@@ -114,16 +116,8 @@ export function prepareRepeatedEmbedded(pglite: PGlite): void {
       const type = types[index] ?? 0;
       const serializer = options?.serializers?.[type] ?? pglite.serializers[type];
       if (serializer) return serializer(value);
-      switch (typeof value) {
-        case "string":
-          return value;
-        case "number":
-        case "boolean":
-        case "bigint":
-          return value.toString();
-        default:
-          return JSON.stringify(value);
-      }
+      // As PGlite's own query does for a type without a serializer.
+      return (value as { toString(): string }).toString();
     });
     try {
       const messages = await exchange(
@@ -138,8 +132,9 @@ export function prepareRepeatedEmbedded(pglite: PGlite): void {
   }
 
   pglite.query = (async <T>(text: string, params?: unknown[], options?: QueryOptions): Promise<Results<T>> => {
-    // A closed database answers through PGlite's own query, with its own error.
-    if (!preparable(text, params, options) || pglite.closed) return ownQuery<T>(text, params, options);
+    if (!preparable(text, params, options)) return ownQuery<T>(text, params, options);
+    // As PGlite's own query: a database closing or closed refuses with its own error.
+    await pglite._checkReady();
     const run = () => pglite._runExclusiveTransaction(() => pglite._runExclusiveQuery(() => runPrepared<T>(text, params, options)));
     // Outside a transaction, a run that found its plan stale is run again at once (prepared anew).
     const result = await run().catch((error: unknown) => {
