@@ -4,6 +4,17 @@ import type pg from "pg";
 /** The most statements one connection (or the embedded database) keeps prepared, and the most parameters a prepared one takes. */
 const PREPARED_PER_CONNECTION = 200;
 const PREPARED_MAX_PARAMETERS = 64;
+/** A list whose length is the input's: `in ($1, $2, ...)`, or the rows of `values (...), (...)`. */
+const VALUE_LIST = /\bin \(\$\d+, |\), \(/;
+
+/**
+ * Whether a statement not yet prepared gets a name, when `prepared` names are
+ * taken: while there is room, and only a statement whose text repeats; one
+ * whose text changes with its input (a batch's, with many parameters, or a
+ * list, see `VALUE_LIST`) is planned at each run.
+ */
+const worthPreparing = (text: string, parameters: number, prepared: number): boolean =>
+  prepared < PREPARED_PER_CONNECTION && parameters <= PREPARED_MAX_PARAMETERS && !VALUE_LIST.test(text);
 
 /**
  * Statements and transactions this process ran again after PostgreSQL refused
@@ -16,9 +27,8 @@ export const retries = { deadlock: 0, serialization: 0, stale_plan: 0 };
 /**
  * Has PostgreSQL plan each statement the service repeats once per connection
  * (a named prepared statement) instead of at every run: planning is most of
- * the cost of a push's statement. Statements whose text changes with their
- * input (a batch's, with many parameters, or a list `in ($1, $2, ...)`) are
- * planned each time, as before, so the names go to statements that repeat.
+ * the cost of a push's statement. Only statements whose text repeats get a
+ * name (see `worthPreparing`); the others are planned each time, as before.
  *
  * A statement whose tables changed shape under it (a migration by a newer
  * process) is prepared anew at its next run. Outside a transaction, the run
@@ -33,7 +43,7 @@ export function prepareRepeated(client: pg.PoolClient): void {
   /** The statement's name: known, or new when there is room and its text repeats (see above). */
   const nameOf = (text: string, values: unknown[]): string | undefined => {
     let name = names.get(text);
-    if (!name && names.size < PREPARED_PER_CONNECTION && values.length <= PREPARED_MAX_PARAMETERS && !VALUE_LIST.test(text)) {
+    if (!name && worthPreparing(text, values.length, names.size)) {
       name = `ingest_${next++}`;
       names.set(text, name);
     }
@@ -62,8 +72,6 @@ export function prepareRepeated(client: pg.PoolClient): void {
 const TRANSACTION_CONTROL = /^\s*(begin|start transaction|commit|end|rollback|abort)\b(?!\s+((work|transaction)\s+)?to\b)/i;
 /** Ends the transaction, unless it chains a new one. */
 const TRANSACTION_END = /^\s*(commit|end|rollback|abort)\b(?![^;]*\band\s+chain\b)/i;
-/** A list whose length is the input's: `in ($1, $2, ...)`, or the rows of `values (...), (...)`. */
-const VALUE_LIST = /\bin \(\$\d+, |\), \(/;
 
 /**
  * PostgreSQL refuses a prepared statement whose result's shape changed since
@@ -99,7 +107,7 @@ export function prepareRepeatedEmbedded(pglite: PGlite): void {
     Array.isArray(params) &&
     params.length > 0 &&
     options?.blob === undefined &&
-    (names.has(text) || (names.size < PREPARED_PER_CONNECTION && params.length <= PREPARED_MAX_PARAMETERS && !VALUE_LIST.test(text)));
+    (names.has(text) || worthPreparing(text, params.length, names.size));
 
   /** Runs a repeated statement, preparing it the first time; the caller holds PGlite's query lock. */
   async function runPrepared<T>(text: string, params: unknown[], options: QueryOptions | undefined): Promise<Results<T>> {
