@@ -1,5 +1,5 @@
-import { sql, type RawBuilder } from "kysely";
-import type { Executor, Trx } from "./types.js";
+import { sql, type QueryCreator, type RawBuilder } from "kysely";
+import type { Database, Executor, Trx } from "./types.js";
 
 /** A text[] value written the same way on PostgreSQL and the embedded database. */
 export function textArray(values: readonly string[]): RawBuilder<string[]> {
@@ -31,6 +31,17 @@ export function notStale(table: SourcedTable): RawBuilder<boolean> {
 export function notStaleFor(sourceUpdatedAt: string | undefined): RawBuilder<boolean> {
   return sourceUpdatedAt === undefined ? sql<boolean>`true` : sql<boolean>`(source_updated_at is null or source_updated_at <= ${sourceUpdatedAt}::timestamptz)`;
 }
+
+/** The columns every write of a record upsert carries (they all carry the same), beyond its key. */
+export function carriedColumns<W extends object>(writes: readonly W[]): Exclude<keyof W & string, "external_id">[] {
+  return Object.keys(writes[0] ?? {}).filter((column) => column !== "external_id") as Exclude<keyof W & string, "external_id">[];
+}
+
+/**
+ * A CTE's query creator as one over the database's tables: the CTEs of a
+ * push's statement build on those tables (and name the earlier CTEs in raw SQL only).
+ */
+export const overTables = (qc: unknown): QueryCreator<Database> => qc as QueryCreator<Database>;
 
 /**
  * What a record upsert's update sets: each column the write carries, from

@@ -1,6 +1,6 @@
 import type { CheckoutStatus } from "@commerce-ingest/shared";
 import { sql, type QueryCreator, type RawBuilder } from "kysely";
-import { freshOrFail, mergedColumns, notStale, notStaleFor, now, wasInserted } from "../../db/sql.js";
+import { carriedColumns, freshOrFail, mergedColumns, notStale, notStaleFor, now, overTables, wasInserted } from "../../db/sql.js";
 import type { checkoutRecoveryRows } from "../../automations/flows/checkout-recovery.js";
 import type { insertJobRows } from "../../automations/jobs.repository.js";
 import { withCustomers, type CustomerWrite } from "../customers/customer.repository.js";
@@ -34,7 +34,7 @@ export function upsertCheckouts(db: Executor, storeId: number, checkouts: readon
 
 /** The insert of `upsertCheckouts`, for a statement of its own or a CTE of a larger one. */
 function checkoutUpsert(qc: QueryCreator<Database>, storeId: number, checkouts: ReadonlyArray<Omit<CheckoutWrite, "customer_id"> & { customer_id: number | RawBuilder<number> }>) {
-  const columns = Object.keys(checkouts[0] ?? {}).filter((column) => column !== "external_id") as (keyof CheckoutWrite)[];
+  const columns = carriedColumns(checkouts);
   return qc
     .insertInto("checkouts")
     .values(checkouts.map((checkout) => ({ store_id: storeId, status: "abandoned" as const, ...checkout })))
@@ -72,12 +72,10 @@ export function upsertCheckoutAlone(
     jobs: (qc: QueryCreator<Database>) => ReturnType<typeof insertJobRows>;
   },
 ) {
-  // Every statement's CTEs, over the tables every statement has.
-  const own = (qc: unknown) => qc as QueryCreator<Database>;
   return withCustomers(db, storeId, [customer])
-    .with("chk", (qc) => checkoutUpsert(own(qc), storeId, [{ ...checkout, customer_id: sql<number>`(select id from customer)` }]))
-    .with("cancelled", (qc) => effects.cancelled(own(qc)))
-    .with("jobs", (qc) => effects.jobs(own(qc)))
+    .with("chk", (qc) => checkoutUpsert(overTables(qc), storeId, [{ ...checkout, customer_id: sql<number>`(select id from customer)` }]))
+    .with("cancelled", (qc) => effects.cancelled(overTables(qc)))
+    .with("jobs", (qc) => effects.jobs(overTables(qc)))
     .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
     .leftJoin("chk", (join) => join.onTrue())
     .selectAll("chk")

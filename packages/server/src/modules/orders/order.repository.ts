@@ -1,5 +1,5 @@
 import { sql, type QueryCreator, type RawBuilder } from "kysely";
-import { freshOrFail, mergedColumns, notStale, notStaleFor, now, wasInserted } from "../../db/sql.js";
+import { carriedColumns, freshOrFail, mergedColumns, notStale, notStaleFor, now, overTables, wasInserted } from "../../db/sql.js";
 import type { cancelRecoveriesForOrderRows } from "../../automations/flows/checkout-recovery.js";
 import type { insertJobRows } from "../../automations/jobs.repository.js";
 import { withCustomers, type CustomerWrite } from "../customers/customer.repository.js";
@@ -31,7 +31,7 @@ export function upsertOrders(db: Executor, storeId: number, orders: readonly Ord
 
 /** The insert of `upsertOrders`, for a statement of its own or a CTE of a larger one. */
 function orderUpsert(qc: QueryCreator<Database>, storeId: number, orders: ReadonlyArray<Omit<OrderWrite, "customer_id"> & { customer_id: number | RawBuilder<number> }>) {
-  const columns = Object.keys(orders[0] ?? {}).filter((column) => column !== "external_id") as (keyof OrderWrite)[];
+  const columns = carriedColumns(orders);
   return qc
     .insertInto("orders")
     .values(orders.map((order) => ({ store_id: storeId, ...order })))
@@ -66,14 +66,12 @@ export function upsertOrderAlone(
     jobs: (qc: QueryCreator<Database>) => ReturnType<typeof insertJobRows>;
   },
 ) {
-  // Every statement's CTEs, over the tables every statement has.
-  const own = (qc: unknown) => qc as QueryCreator<Database>;
   const written = withCustomers(db, storeId, [customer]).with("ord", (qc) =>
-    orderUpsert(own(qc), storeId, [{ ...order, customer_id: sql<number>`(select id from customer)` }]),
+    orderUpsert(overTables(qc), storeId, [{ ...order, customer_id: sql<number>`(select id from customer)` }]),
   );
   return written
-    .with("cancelled", (qc) => effects.cancelled(own(qc)))
-    .with("jobs", (qc) => effects.jobs(own(qc)))
+    .with("cancelled", (qc) => effects.cancelled(overTables(qc)))
+    .with("jobs", (qc) => effects.jobs(overTables(qc)))
     .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
     .leftJoin("ord", (join) => join.onTrue())
     .selectAll("ord")

@@ -1,6 +1,6 @@
 import type { ShipmentStatus } from "@commerce-ingest/shared";
 import { sql, type QueryCreator, type RawBuilder } from "kysely";
-import { freshOrFail, mergedColumns, notStale, wasInserted } from "../../db/sql.js";
+import { carriedColumns, freshOrFail, mergedColumns, notStale, overTables, wasInserted } from "../../db/sql.js";
 import type { Database, Executor, Trx } from "../../db/types.js";
 import type { insertJobRows } from "../../automations/jobs.repository.js";
 
@@ -50,7 +50,7 @@ export function upsertShipments(db: Executor, storeId: number, shipments: readon
 
 /** The insert of `upsertShipments`, for a statement of its own or a CTE of a larger one. */
 function shipmentUpsert(qc: QueryCreator<Database>, storeId: number, shipments: ReadonlyArray<Omit<ShipmentWrite, "order_id"> & { order_id: number | RawBuilder<number> }>) {
-  const columns = Object.keys(shipments[0] ?? {}).filter((column) => column !== "external_id") as (keyof ShipmentWrite)[];
+  const columns = carriedColumns(shipments);
   return qc
     .insertInto("shipments")
     .values(shipments.map((shipment) => ({ store_id: storeId, ...shipment })))
@@ -81,11 +81,10 @@ export function upsertShipmentAlone(
   shipment: Omit<ShipmentWrite, "order_id">,
   jobs: (qc: QueryCreator<Database>) => ReturnType<typeof insertJobRows>,
 ) {
-  const own = (qc: unknown) => qc as QueryCreator<Database>;
   return db
     .with("ord", (qc) => qc.selectFrom("orders").select(["id", "customer_id"]).where("store_id", "=", storeId).where("external_id", "=", orderExternalId).forKeyShare())
-    .with("ship", (qc) => shipmentUpsert(own(qc), storeId, [{ ...shipment, order_id: sql<number>`order_or_fail((select id from ord))` }]))
-    .with("jobs", (qc) => jobs(own(qc)))
+    .with("ship", (qc) => shipmentUpsert(overTables(qc), storeId, [{ ...shipment, order_id: sql<number>`order_or_fail((select id from ord))` }]))
+    .with("jobs", (qc) => jobs(overTables(qc)))
     .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
     .leftJoin("ship", (join) => join.onTrue())
     .selectAll("ship")
