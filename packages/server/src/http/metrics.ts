@@ -4,6 +4,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 import type { AccessCache } from "../auth/access-cache.js";
 import { retries } from "../db/prepared.js";
 import type { Db } from "../db/types.js";
+import { gathered } from "../modules/gather.js";
 
 /**
  * What an operator watches, in Prometheus' text format at /metrics (guarded by
@@ -77,6 +78,27 @@ export function createMetrics(db: Db, pool: pg.Pool | undefined, accessCache?: A
     collect() {
       this.reset();
       for (const [reason, count] of Object.entries(retries)) this.inc({ reason }, count);
+    },
+  });
+
+  new Counter({
+    name: "push_writes_total",
+    help: "Writes this process made for single pushes, by how many pushes each carried (one, or several that arrived together)",
+    labelNames: ["pushes"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc({ pushes: "one" }, gathered.alone);
+      this.inc({ pushes: "several" }, gathered.writes - gathered.alone);
+    },
+  });
+  new Counter({
+    name: "pushes_written_together_total",
+    help: "Single pushes this process wrote together with others that arrived at the same time",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(gathered.pushes - gathered.alone);
     },
   });
 

@@ -10,6 +10,7 @@ import { inTransaction, isRetryable } from "../db/transaction.js";
 import { AppError } from "../errors.js";
 import { errorForLog } from "../logger.js";
 import { parseBody, type PhonePath } from "./body.js";
+import { gatherPushes } from "./gather.js";
 
 /** What every store-scoped procedure can answer, before its own rules: the key, the rate limit, the store, the service. */
 export const STORE_ERRORS = [
@@ -87,6 +88,11 @@ type UpsertSpec<Body extends z.ZodType, Record extends object> = {
 export const upsertSpec = <Body extends z.ZodType, Record extends object>(spec: UpsertSpec<Body, Record>) => spec;
 
 export function upsertProcedure<Body extends z.ZodType, Record extends object>(spec: UpsertSpec<Body, Record>) {
+  const { upsertMany } = spec;
+  // Pushes arriving together are written together when the resource can write many at once (see `gatherPushes`).
+  const push = upsertMany
+    ? gatherPushes({ upsert: (call, body) => spec.upsert(call, body), upsertMany, keyOf: spec.keyOf ?? ((body) => (body as { external_id: string }).external_id) })
+    : (call: ServiceCall, body: z.output<Body>) => spec.upsert(call, body);
   return storeBodyProcedure
     .meta({
       openapi: { method: "POST", path: `/api/v1/stores/{store_id}/${spec.resource}`, tags: [spec.resource], summary: spec.summary, description: spec.description, protect: true },
@@ -101,7 +107,7 @@ export function upsertProcedure<Body extends z.ZodType, Record extends object>(s
     .use(({ ctx, next }) => next({ ctx: { body: parsedBody(ctx, spec.body, spec.phonePaths) } }))
     .output<z.ZodType<object, object>>(spec.output)
     .mutation(async ({ ctx }) => {
-      const { record, created, stale } = await spec.upsert({ db: ctx.db, store: ctx.store, options: { backfill: ctx.backfill } }, ctx.body);
+      const { record, created, stale } = await push({ db: ctx.db, store: ctx.store, options: { backfill: ctx.backfill } }, ctx.body, ctx.logger);
       ctx.response.status = created ? 201 : 200;
       if (stale) ctx.response.headers = { ...ctx.response.headers, "X-Stale-Write": "ignored" };
       return record;
