@@ -2,7 +2,7 @@
 // `node load.mjs <scenario JSON>` drives one scenario with autocannon and prints its figures as JSON.
 import autocannon from "autocannon";
 
-const { url, key, storeId, kind, connections, seconds, amount, batch = 1, prefix } = JSON.parse(process.argv[2]);
+const { url, key, storeId, kind, connections, seconds, amount, rate, batch = 1, prefix } = JSON.parse(process.argv[2]);
 const at = (n) => `/api/v1/stores/${storeId}${n}`;
 const phone = (i) => `+1202555${String(1000 + (i % 9000)).slice(-4)}`;
 const order = (id, i) => ({
@@ -41,6 +41,8 @@ const result = await autocannon({
   connections,
   // Batches run a fixed number of requests (one can take seconds); the rest run for a duration.
   ...(amount ? { amount } : { duration: seconds }),
+  // An offered rate (requests per second across all connections) instead of as fast as answered.
+  ...(rate ? { overallRate: rate } : {}),
   timeout: 300,
   headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
   requests: [

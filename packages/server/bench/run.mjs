@@ -208,6 +208,9 @@ try {
   record("customer push", await load(target, "customer"));
   const orderNew = await load(target, "order-new");
   record("order push, new keys", orderNew);
+  // The latency target is stated at an offered rate, not at saturation.
+  const orderOffered = await load(target, "order-new", { rate: 500 });
+  record("order push, 500 req/s offered", orderOffered);
   record("order push, repeated keys", await load(target, "order-repeat"));
   record("PATCH order", await load(target, "patch"));
   record("shipment push", await load(target, "shipment"));
@@ -257,7 +260,7 @@ try {
   const ratio = (a, b) => (b > 0 ? a / b : 0);
   const targets = [
     ["order push ≥ 1.0× the bare route", ratio(orderNew.rps, bareFigures.rps), 1.0, "×"],
-    ["order push p99 < 50 ms", orderNew.p99, 50, "ms", true],
+    ["order push p99 < 50 ms at 500 req/s offered", orderOffered.p99, 50, "ms", true],
     ["customer push ≥ 1.2× the bare route", ratio(customerRow.rps, bareFigures.rps), 1.2, "×"],
     ["batch of 1,000 ≥ 50,000 records/s", b1000.rps * 1000, 50_000, "records/s"],
     ["batch of 1,000 ≥ 0.5× the database alone", ratio(b1000.rps * 1000, alone.batchRowsPerSecond), 0.5, "×"],
@@ -273,7 +276,7 @@ try {
   fs.writeFileSync(path.join(repo, "docs/benchmarks.json"), `${JSON.stringify(report, null, 2)}\n`);
   const fmt = (v) => (typeof v === "number" ? Math.round(v).toLocaleString("en-US") : v);
   const rows = results.map((r) =>
-    `| ${r.name} | ${fmt(r.rps)} | ${fmt(r.recordsPerSecond ?? r.rps)} | ${r.p50} | ${r.p99} | ${r.backlogAtEnd ?? "-"} | ${r.drainSeconds ?? "-"} | ${r.rssPeakMb ? fmt(r.rssPeakMb) : "-"} | ${r.name.startsWith("reference") ? "-" : ratio(r.recordsPerSecond ?? r.rps, bareFigures.rps).toPrecision(2)} |`,
+    `| ${r.name} | ${fmt(r.rps)} | ${fmt(r.recordsPerSecond ?? r.rps)} | ${r.p50} | ${r.p99} | ${r.backlogAtEnd ?? "-"} | ${r.drainSeconds ?? "-"} | ${r.rssPeakMb ? fmt(r.rssPeakMb) : "-"} | ${r.name.startsWith("reference") || r.name.includes("offered") ? "-" : ratio(r.recordsPerSecond ?? r.rps, bareFigures.rps).toPrecision(2)} |`,
   );
   const table = [
     "| scenario | req/s | records/s | p50 ms | p99 ms | backlog at end | drained in s | peak RSS MB | × bare route |",

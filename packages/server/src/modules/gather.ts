@@ -15,7 +15,7 @@ export const MOST_PER_WRITE = 200;
 export const gathered = { writes: 0, alone: 0, pushes: 0 };
 
 type Waiting<Body, Record> = { body: Body; key: string; resolve: (result: Upserted<Record>) => void; reject: (error: unknown) => void };
-type Lane<Body, Record> = { call: ServiceCall; logger: Logger; writing: number; waiting: Array<Waiting<Body, Record>> };
+type Lane<Body, Record> = { call: ServiceCall; logger: Logger; writing: number; waiting: Array<Waiting<Body, Record>>; scheduled: boolean; keysWriting: Set<string> };
 
 type Writes<Body, Record> = {
   upsert: (call: ServiceCall, body: Body) => Promise<Upserted<Record>>;
@@ -29,17 +29,21 @@ const laneOf = ({ store, options }: ServiceCall) => JSON.stringify([store.id, st
 /**
  * Single pushes written together when they arrive together (group commit).
  *
- * A push that finds fewer than `WRITES_PER_LANE` writes of its lane under way
- * is written at once, alone, by the single push's own statement: a quiet
- * service adds no wait. Pushes that arrive while those writes run wait for
- * the first to end, then go in one write of up to `MOST_PER_WRITE`: the
- * batch's set-based statements, in one transaction. So a busy service makes
- * fewer, larger writes instead of queueing for connections, and each push
- * still answers only once what it wrote is committed.
+ * A push waits only for the event loop to take in the requests that arrived
+ * with it (one turn, no timer). Then, while fewer than `WRITES_PER_LANE` writes
+ * of its lane are under way, the pushes waiting go: one alone by the single
+ * push's own statement, several (up to `MOST_PER_WRITE`) by the batch's
+ * set-based statements in one transaction. Pushes arriving while those writes
+ * run wait for the first to end. So a quiet service writes each push at once,
+ * and a busy one makes fewer, larger writes instead of queueing for
+ * connections (on the embedded database, whose statements run on this
+ * thread, the turn is what lets pushes meet at all); each push still answers
+ * only once what it wrote is committed.
  *
  * Each push is stored, answered and triggers exactly as it would alone (the
  * batch's guarantee): its own status, record or refusal. Pushes of one key
- * never share a write: a later one waits for the next, in arrival order.
+ * never share a write nor run beside one another: each waits for the one
+ * before it to end, so they apply in the order they arrived.
  * Should the shared write fail for a reason of one push's own, each push is
  * written again alone, so that the failure is only that push's; a failure of
  * the database is every waiting push's, as it would have been.
@@ -50,18 +54,21 @@ export function gatherPushes<Body, Record extends object>(writes: Writes<Body, R
   function drain(lanes: Map<string, Lane<Body, Record>>, id: string, lane: Lane<Body, Record>): void {
     while (lane.writing < WRITES_PER_LANE && lane.waiting.length > 0) {
       const group = take(lane);
+      if (group.length === 0) return;
       lane.writing++;
+      for (const push of group) lane.keysWriting.add(push.key);
       void write(lane, group).finally(() => {
         lane.writing--;
+        for (const push of group) lane.keysWriting.delete(push.key);
         if (lane.writing === 0 && lane.waiting.length === 0) lanes.delete(id);
         else drain(lanes, id, lane);
       });
     }
   }
 
-  /** The next write's pushes: the waiting ones in order, one per key, up to the most a write carries. */
+  /** The next write's pushes: the waiting ones in order, one per key and none of a key being written, up to the most a write carries. */
   function take(lane: Lane<Body, Record>): Array<Waiting<Body, Record>> {
-    const keys = new Set<string>();
+    const keys = new Set<string>(lane.keysWriting);
     const group: Array<Waiting<Body, Record>> = [];
     const left: Array<Waiting<Body, Record>> = [];
     for (const push of lane.waiting) {
@@ -113,8 +120,15 @@ export function gatherPushes<Body, Record extends object>(writes: Writes<Body, R
       if (!lanes) lanesOf.set(call.db, (lanes = new Map<string, Lane<Body, Record>>()));
       const id = laneOf(call);
       let lane = lanes.get(id);
-      if (!lane) lanes.set(id, (lane = { call, logger, writing: 0, waiting: [] }));
+      if (!lane) lanes.set(id, (lane = { call, logger, writing: 0, waiting: [], scheduled: false, keysWriting: new Set() }));
       lane.waiting.push({ body, key: writes.keyOf(body), resolve, reject });
-      drain(lanes, id, lane);
+      if (lane.scheduled) return;
+      // After the pushes that arrived in this turn of the event loop, not before.
+      lane.scheduled = true;
+      const scheduled = lane;
+      setImmediate(() => {
+        scheduled.scheduled = false;
+        drain(lanes, id, scheduled);
+      });
     });
 }
