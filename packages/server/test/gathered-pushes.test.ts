@@ -101,6 +101,27 @@ describe("pushes that arrive together", () => {
     expect((await postPurchases([...fresh, twice, existing, stale])).map((job) => job.record_external_id).sort()).toEqual([...fresh, twice, existing, stale].sort());
   });
 
+  it("apply pushes of one key in the order they arrived, one after the other", async () => {
+    const id = uid("o");
+    const statuses = ["pending", "paid", "refunded"];
+    const responses = await whileBusy(async () => {
+      const sent = [];
+      for (const status of statuses) {
+        sent.push(push("orders", order(id, { financial_status: status })));
+        await sleep(20);
+      }
+      return Promise.all(sent);
+    });
+    expect(responses.map((res) => [res.status, res.body.financial_status])).toEqual([
+      [201, "pending"],
+      [200, "paid"],
+      [200, "refunded"],
+    ]);
+    const stored = await server.db.selectFrom("orders").select("financial_status").where("store_id", "=", tenant.store.id).where("external_id", "=", id).execute();
+    expect(stored).toEqual([{ financial_status: "refunded" }]);
+    expect(await postPurchases([id])).toHaveLength(1);
+  });
+
   it("give a failure of one push's own to that push alone", async () => {
     const ids = Array.from({ length: 5 }, () => uid("o"));
     const broken = uid("boom");
