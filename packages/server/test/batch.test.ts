@@ -88,6 +88,61 @@ describe("batch endpoints", () => {
     expect(syncs).toHaveLength(1);
   });
 
+  it("store every field of a customer, order, checkout and shipment as its push alone does, through creation, merge and clearing", async () => {
+    // Each record pushed twice: once alone to one store and once in a batch to another; both must read back the same.
+    const other = await server.createTenant();
+    const tags = ['quote"d', "brace}{", "back\\slash", "comma,semi;", "naïve 🎉", "NULL", " spaced "];
+    const metadata = { nested: { list: [1, "two", null], quote: 'say "hi"' }, unicode: "Łódź" };
+    const lineItems = [{ sku: "A-1", quantity: 2, price: 9.5, title: "Ünïcode" }];
+    const [full, bare, merged, shipped] = [uid("o"), uid("o"), uid("o"), uid("s")];
+    const customer = { phone: "+14155550199" };
+    const rounds: Array<Array<[string, Record<string, unknown>]>> = [
+      [
+        ["orders", order(full, { currency: "usd", financial_status: "paid", fulfillment_status: "partial", tags, metadata, line_items: lineItems, source_updated_at: "2026-11-22T10:00:00Z" })],
+        ["orders", order(bare, { total_price: 0 })],
+        ["orders", order(merged, { tags: ["keep"], metadata: { keep: true }, line_items: lineItems, currency: "EUR" })],
+        ["checkouts", { external_id: full, abandoned_at: "2026-11-22T09:00:00Z", total_price: 5, customer, currency: "gbp", recovery_url: "https://shop.example/r?a=1&b='2'", tags, metadata, line_items: lineItems }],
+        ["checkouts", { external_id: merged, abandoned_at: "2026-11-22T09:00:00Z", total_price: 5, customer, tags: ["keep"], metadata: { keep: true } }],
+        ["shipments", { external_id: shipped, order_external_id: full, status: "in_transit", carrier: "UPS", tracking_number: "1Z 999", tracking_url: "https://ups.example/t?n=1Z", metadata }],
+        ["customers", { external_id: full, phone: "+14155550198", first_name: "Zoë", last_name: "O'Brien", email: "zoe@example.com", locale: "fr-CA", tags, lifetime_value: 12345, orders_count: 3, source_updated_at: "2026-11-22T10:00:00Z" }],
+        ["customers", { phone: "+14155550197", first_name: "Phone only", tags: ["keep"] }],
+      ],
+      // Then: absent fields keep their value, null clears, present replaces.
+      [
+        ["orders", order(merged, { tags: null, metadata: null, total_price: 12.345 })],
+        ["checkouts", { external_id: merged, abandoned_at: "2026-11-22T09:30:00Z", total_price: 6, customer, tags: null, metadata: null }],
+        ["shipments", { external_id: shipped, order_external_id: full, status: "delivered", tracking_url: null }],
+        ["customers", { external_id: full, phone: "+14155550198", tags: null, lifetime_value: null, email: null }],
+      ],
+    ];
+    const read = async (storeId: number, key: string, resource: string, id: string) => {
+      const res = await server.request("GET", `/api/v1/stores/${storeId}/${resource}/${id}`, { key });
+      expect(res.status).toBe(200);
+      // What differs between two stores by nature: the store, the times, the internal id of a shipment's order.
+      const { store_id: _store, created_at: _created, updated_at: _updated, order_id: _order, ...fields } = res.body;
+      return fields;
+    };
+    for (const round of rounds) {
+      for (const [resource, item] of round) {
+        const alone = await server.request("POST", `/api/v1/stores/${other.store.id}/${resource}`, { key: other.key, body: item });
+        expect(alone.status, JSON.stringify(alone.body)).toBeLessThan(300);
+      }
+      for (const resource of ["customers", "orders", "checkouts", "shipments"]) {
+        const res = await batch(resource, round.filter(([r]) => r === resource).map(([, item]) => item));
+        expect(res.body.results.every((result: { status: number }) => result.status < 300), JSON.stringify(res.body)).toBe(true);
+      }
+    }
+    const records: Array<[string, string]> = [["orders", full], ["orders", bare], ["orders", merged], ["checkouts", full], ["checkouts", merged], ["shipments", shipped], ["customers", full], ["customers", "+14155550197"]];
+    for (const [resource, id] of records) expect(await read(tenant.store.id, tenant.key, resource, id)).toEqual(await read(other.store.id, other.key, resource, id));
+    expect(await read(tenant.store.id, tenant.key, "orders", full)).toMatchObject({ currency: "USD", tags, metadata, line_items: lineItems, source_updated_at: "2026-11-22T10:00:00.000+00:00" });
+    expect(await read(tenant.store.id, tenant.key, "orders", merged)).toMatchObject({ tags: [], metadata: null, line_items: lineItems, currency: "EUR", total_price: "12.35" });
+    expect(await read(tenant.store.id, tenant.key, "checkouts", full)).toMatchObject({ currency: "GBP", tags, metadata, line_items: lineItems });
+    expect(await read(tenant.store.id, tenant.key, "checkouts", merged)).toMatchObject({ tags: [], metadata: null, total_price: "6.00" });
+    expect(await read(tenant.store.id, tenant.key, "customers", full)).toMatchObject({ first_name: "Zoë", last_name: "O'Brien", email: null, locale: "fr-CA", tags: [], lifetime_value: 0, orders_count: 3 });
+    expect(await read(tenant.store.id, tenant.key, "customers", "+14155550197")).toMatchObject({ first_name: "Phone only", tags: ["keep"] });
+    expect(await read(tenant.store.id, tenant.key, "shipments", shipped)).toMatchObject({ status: "delivered", carrier: "UPS", tracking_number: "1Z 999", tracking_url: null, metadata });
+  });
+
   it("write customers together, as the same pushes one by one leave them: created, updated, stale, erased, keyed by phone", async () => {
     const [fresh, known, newer, erased] = [uid("c"), uid("c"), uid("c"), uid("c")];
     const phone = (n: number) => `+1415555${String(3000 + (seq % 900) * 10 + n).slice(-4)}`;

@@ -15,6 +15,41 @@ export const now = (): RawBuilder<Date> => sql<Date>`now()`;
  */
 export const anyId = (ids: readonly number[]): RawBuilder<number> => sql<number>`any(${[...ids]}::bigint[])`;
 
+/**
+ * A column of rows passed as one array: its SQL type, and each row's value
+ * (`text[]` columns as their lists, jsonb columns as JSON text).
+ */
+export type ArrayColumn = { name: string; type: string; values: readonly unknown[] };
+
+/**
+ * `select <leading>, <columns> from unnest($1::type[], $2::type[], ...)`: many
+ * rows in one parameter per column, in the order given. The statement's text
+ * is the same for any number of rows, so PostgreSQL parses and plans it once
+ * per connection, and its parameters are a dozen arrays, not one per value.
+ * A `text[]` column travels as JSON (arrays of arrays must be rectangular).
+ */
+export function unnestRows(
+  leading: ReadonlyArray<RawBuilder<unknown>>,
+  columns: readonly ArrayColumn[],
+  /** Selected after the columns, from what `join` adds to the rows `r`. */
+  more: { trailing?: ReadonlyArray<RawBuilder<unknown>>; join?: RawBuilder<unknown> } = {},
+): RawBuilder<never> {
+  const isList = (column: ArrayColumn) => column.type === "text[]";
+  const arrays = columns.map((column) =>
+    isList(column)
+      ? sql`${column.values.map((value) => (value == null ? null : JSON.stringify(value)))}::jsonb[]`
+      : sql`${[...column.values]}::${sql.raw(column.type)}[]`,
+  );
+  const picked = columns.map((column) =>
+    isList(column)
+      ? sql`case when ${sql.ref(`r.${column.name}`)} is not null then array(select jsonb_array_elements_text(${sql.ref(`r.${column.name}`)})) end`
+      : sql.ref(`r.${column.name}`),
+  );
+  const names = columns.map((column) => sql.id(column.name));
+  return sql<never>`select ${sql.join([...leading, ...picked, ...(more.trailing ?? [])])}
+    from unnest(${sql.join(arrays)}) with ordinality as r(${sql.join(names)}, ordinal) ${more.join ?? sql``} order by r.ordinal`;
+}
+
 type SourcedTable = "customers" | "orders" | "checkouts" | "shipments";
 
 /**

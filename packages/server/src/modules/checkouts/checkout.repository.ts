@@ -1,6 +1,6 @@
 import type { CheckoutStatus } from "@commerce-ingest/shared";
 import { sql, type QueryCreator, type RawBuilder } from "kysely";
-import { carriedColumns, freshOrFail, mergedColumns, notStale, notStaleFor, now, overTables, wasInserted } from "../../db/sql.js";
+import { carriedColumns, freshOrFail, mergedColumns, notStale, notStaleFor, now, overTables, unnestRows, wasInserted } from "../../db/sql.js";
 import type { checkoutRecoveryRows } from "../../automations/flows/checkout-recovery.js";
 import type { insertJobRows } from "../../automations/jobs.repository.js";
 import { withCustomers, type CustomerWrite } from "../customers/customer.repository.js";
@@ -16,39 +16,70 @@ export type CheckoutWrite = {
   source_updated_at?: string;
 } & SharedOptionalColumns;
 
+/** A checkout's write as plain values (its tags as a list), for `upsertCheckouts`. */
+export type CheckoutValues = Omit<CheckoutWrite, "tags"> & { tags?: readonly string[] };
+
+/** The SQL type of each column a checkout's write can carry. */
+const checkoutTypes: Record<keyof CheckoutValues, string> = {
+  external_id: "text",
+  customer_id: "bigint",
+  abandoned_at: "timestamptz",
+  total_price: "numeric",
+  currency: "text",
+  recovery_url: "text",
+  source_updated_at: "timestamptz",
+  tags: "text[]",
+  metadata: "jsonb",
+  line_items: "jsonb",
+};
+
 /**
- * Inserts or updates these checkouts in one statement; every write carries the
- * same fields (absent ones keep their stored value) and its own key. A new
- * checkout starts `abandoned`. A re-push moves `active` back to `abandoned`
- * and keeps any other state: a late or repeated push never reopens a
- * recovered, completed or expired checkout.
+ * Inserts or updates these checkouts in one statement, their rows passed as
+ * one array per column (`unnest`): the same statement text for any number of
+ * checkouts. Every write carries the same fields (absent ones keep their
+ * stored value) and its own key; keys are distinct. Nothing comes back for a
+ * write older than the stored checkout. See `checkoutUpsert` for the status.
  */
-export function upsertCheckouts(db: Executor, storeId: number, checkouts: readonly CheckoutWrite[]) {
+export function upsertCheckouts(db: Executor, storeId: number, checkouts: readonly CheckoutValues[]) {
   if (checkouts.length === 0) return Promise.resolve([]);
-  return (
-    checkoutUpsert(db, storeId, checkouts)
-      // Nothing comes back for a write older than the stored checkout.
-      .execute()
-  );
+  const columns = ["external_id", ...carriedColumns(checkouts)] as (keyof CheckoutValues)[];
+  return db
+    .insertInto("checkouts")
+    .columns(["store_id", "status", ...columns])
+    .expression(
+      unnestRows(
+        [sql`${storeId}::bigint`, sql`'abandoned'`],
+        columns.map((name) => ({ name, type: checkoutTypes[name], values: checkouts.map((checkout) => checkout[name]) })),
+      ),
+    )
+    .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(checkoutMerge(carriedColumns(checkouts))).where(notStale("checkouts")))
+    .returningAll()
+    .returning(wasInserted.as("inserted"))
+    .execute();
 }
 
-/** The insert of `upsertCheckouts`, for a statement of its own or a CTE of a larger one. */
+/**
+ * What a checkout's upsert sets on a stored one: the fields it carries, and
+ * its status. A new checkout starts `abandoned`. A re-push moves `active`
+ * back to `abandoned` and keeps any other state: a late or repeated push never
+ * reopens a recovered, completed or expired checkout.
+ */
+function checkoutMerge(columns: readonly string[]) {
+  return {
+    ...mergedColumns("checkouts", columns),
+    status: sql<CheckoutStatus>`case when checkouts.status = 'active' then 'abandoned' else checkouts.status end`,
+    abandonment_count: sql<number>`checkouts.abandonment_count + case when checkouts.status = 'active' then 1 else 0 end`,
+    entered_abandoned: sql<boolean>`checkouts.status = 'active'`,
+  };
+}
+
+/** The insert of one checkout, for a CTE of its push's statement (as `upsertCheckouts` writes it). */
 function checkoutUpsert(qc: QueryCreator<Database>, storeId: number, checkouts: ReadonlyArray<Omit<CheckoutWrite, "customer_id"> & { customer_id: number | RawBuilder<number> }>) {
   const columns = carriedColumns(checkouts);
   return qc
     .insertInto("checkouts")
     .values(checkouts.map((checkout) => ({ store_id: storeId, status: "abandoned" as const, ...checkout })))
-    .onConflict((oc) =>
-      oc
-        .columns(["store_id", "external_id"])
-        .doUpdateSet({
-          ...mergedColumns("checkouts", columns),
-          status: sql<CheckoutStatus>`case when checkouts.status = 'active' then 'abandoned' else checkouts.status end`,
-          abandonment_count: sql<number>`checkouts.abandonment_count + case when checkouts.status = 'active' then 1 else 0 end`,
-          entered_abandoned: sql<boolean>`checkouts.status = 'active'`,
-        })
-        .where(notStale("checkouts")),
-    )
+    .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(checkoutMerge(columns)).where(notStale("checkouts")))
     .returningAll()
     .returning(wasInserted.as("inserted"));
 }

@@ -9,7 +9,7 @@ import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
-import { customerWrite, upsertEmbeddedCustomers } from "../customers/customer.service.js";
+import { customerWrite, uniqueTags, upsertEmbeddedCustomers } from "../customers/customer.service.js";
 import { byShape, inOneStatement, orStored, presentOnly, sharedOptionalColumns } from "../fields.js";
 import * as repo from "./checkout.repository.js";
 
@@ -42,8 +42,9 @@ export function toCheckout(row: CheckoutRow): Checkout {
 }
 
 /** What an upsert writes of a checkout, linked to its customer; absent fields are left out, so they keep their stored value. */
-function checkoutWrite(input: CheckoutInput, customerId: number): repo.CheckoutWrite {
-  return { ...checkoutFields(input), customer_id: customerId };
+function checkoutValues(input: CheckoutInput, customerId: number): repo.CheckoutValues {
+  const { tags: _tags, ...fields } = checkoutFields(input);
+  return { ...fields, ...(input.tags === undefined ? {} : { tags: uniqueTags(input.tags) }), customer_id: customerId };
 }
 
 function checkoutFields(input: CheckoutInput): Omit<repo.CheckoutWrite, "customer_id"> {
@@ -105,7 +106,7 @@ export async function upsertCheckouts(
     const applied = inputs.filter((input) => !older.has(input.external_id));
     const customers = await upsertEmbeddedCustomers(trx, store, applied.map((input) => input.customer), options);
     const written = new Map<string, CheckoutRow & { inserted: boolean }>();
-    const writes = applied.map((input) => checkoutWrite(input, customers.rowOf(input.customer).id));
+    const writes = applied.map((input) => checkoutValues(input, customers.rowOf(input.customer).id));
     for (const group of byShape(writes, (write) => write, (write) => write.external_id)) {
       for (const row of await repo.upsertCheckouts(trx, store.id, group)) written.set(row.external_id, row);
     }

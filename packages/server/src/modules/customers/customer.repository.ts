@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from "kysely";
 import type { Executor, Trx } from "../../db/types.js";
-import { freshOrFail, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, wasInserted } from "../../db/sql.js";
+import { freshOrFail, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted } from "../../db/sql.js";
 import { insertJobRows } from "../../automations/jobs.repository.js";
 
 /** The fields an upsert writes; absent ones keep their stored value. */
@@ -10,10 +10,25 @@ export type CustomerFields = {
   last_name?: string | null;
   email?: string | null;
   locale?: string | null;
-  tags?: RawBuilder<string[]>;
+  tags?: readonly string[];
   lifetime_value?: number;
   orders_count?: number;
   source_updated_at?: string;
+};
+
+/** The SQL type of each column a customer's write can carry. */
+const customerTypes: Record<keyof CustomerFields | keyof CustomerWrite["key"], string> = {
+  external_id: "text",
+  keyed_by_phone: "boolean",
+  phone: "text",
+  first_name: "text",
+  last_name: "text",
+  email: "text",
+  locale: "text",
+  tags: "text[]",
+  lifetime_value: "bigint",
+  orders_count: "bigint",
+  source_updated_at: "timestamptz",
 };
 
 /** The fields contact sync carries: a change to any of them is a new profile version. */
@@ -85,11 +100,16 @@ export function withCustomers(db: Executor, storeId: number, writes: readonly Cu
   const changed = profileChanged(columns);
   // Contacts in phone order: two statements that share contacts lock them in the same order.
   const phones = [...new Set(writes.map((write) => write.fields.phone))].sort();
+  // Rows as one array per column (`unnest`): the same statement text for any number of customers.
+  const rows = (names: ReadonlyArray<keyof typeof customerTypes>, values: (name: keyof typeof customerTypes, write: CustomerWrite) => unknown) =>
+    names.map((name) => ({ name, type: customerTypes[name], values: writes.map((write) => values(name, write)) }));
+  const keyColumns = ["external_id", "keyed_by_phone"] as const;
   return db
     .with("contact", (qb) =>
       qb
         .insertInto("contacts")
-        .values(phones.map((phone) => ({ store_id: storeId, phone })))
+        .columns(["store_id", "phone"])
+        .expression(unnestRows([sql`${storeId}::bigint`], [{ name: "phone", type: "text", values: phones }]))
         // A no-op update, so that an existing contact's id comes back too. It sets no key column, so it
         // locks the contact only against writers: a message or a customer referring to it never waits.
         .onConflict((oc) => oc.columns(["store_id", "phone"]).doUpdateSet({ synced_at: (eb) => eb.ref("contacts.synced_at") }))
@@ -98,13 +118,16 @@ export function withCustomers(db: Executor, storeId: number, writes: readonly Cu
     .with("customer", (qb) =>
       qb
         .insertInto("customers")
-        .values(
-          writes.map(({ key, fields }) => ({
-            store_id: storeId,
-            ...key,
-            ...fields,
-            contact_id: sql<number>`(select id from contact where contact.phone = ${fields.phone})`,
-          })),
+        .columns(["store_id", ...keyColumns, ...columns, "contact_id"])
+        .expression(
+          unnestRows(
+            [sql`${storeId}::bigint`],
+            [
+              ...rows(keyColumns, (name, write) => write.key[name as keyof CustomerWrite["key"]]),
+              ...rows(columns, (name, write) => write.fields[name as keyof CustomerFields]),
+            ],
+            { trailing: [sql`contact.id`], join: sql`left join contact on contact.phone = r.phone` },
+          ),
         )
         .onConflict((oc) =>
           oc

@@ -6,7 +6,7 @@ import { customerErased } from "../../automations/erasure.js";
 import { contactSyncJobRows, contactSyncJobs, type TriggerOptions } from "../../automations/flows/index.js";
 import { enqueueJobs, type NewJob } from "../../automations/jobs.repository.js";
 import type { CustomerRow, Db, Executor } from "../../db/types.js";
-import { olderThanStored, textArray } from "../../db/sql.js";
+import { olderThanStored } from "../../db/sql.js";
 import { inTransaction } from "../../db/transaction.js";
 import { byShape, inOneStatement, orStored, presentOnly } from "../fields.js";
 import { unstorableText } from "../../text.js";
@@ -44,7 +44,7 @@ export function customerWrite(input: CustomerInput): repo.CustomerWrite {
   if (input.last_name !== undefined) fields.last_name = input.last_name;
   if (input.email !== undefined) fields.email = input.email;
   if (input.locale !== undefined) fields.locale = input.locale;
-  if (input.tags !== undefined) fields.tags = textArray(uniqueTags(input.tags));
+  if (input.tags !== undefined) fields.tags = uniqueTags(input.tags);
   // An integer cleared with null goes back to its starting value.
   if (input.lifetime_value !== undefined) fields.lifetime_value = input.lifetime_value ?? 0;
   if (input.orders_count !== undefined) fields.orders_count = input.orders_count ?? 0;

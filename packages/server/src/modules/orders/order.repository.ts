@@ -1,5 +1,5 @@
 import { sql, type QueryCreator, type RawBuilder } from "kysely";
-import { carriedColumns, freshOrFail, mergedColumns, notStale, notStaleFor, now, overTables, wasInserted } from "../../db/sql.js";
+import { carriedColumns, freshOrFail, mergedColumns, notStale, notStaleFor, now, overTables, unnestRows, wasInserted } from "../../db/sql.js";
 import type { cancelRecoveriesForOrderRows } from "../../automations/flows/checkout-recovery.js";
 import type { insertJobRows } from "../../automations/jobs.repository.js";
 import { withCustomers, type CustomerWrite } from "../customers/customer.repository.js";
@@ -16,20 +16,45 @@ export type OrderWrite = {
   source_updated_at?: string;
 } & SharedOptionalColumns;
 
+/** An order's write as plain values (its tags as a list), for `upsertOrders`. */
+export type OrderValues = Omit<OrderWrite, "tags"> & { tags?: readonly string[] };
+
+/** The SQL type of each column an order's write can carry. */
+const orderTypes: Record<keyof OrderValues, string> = {
+  external_id: "text",
+  customer_id: "bigint",
+  placed_at: "timestamptz",
+  total_price: "numeric",
+  currency: "text",
+  financial_status: "text",
+  fulfillment_status: "text",
+  source_updated_at: "timestamptz",
+  tags: "text[]",
+  metadata: "jsonb",
+  line_items: "jsonb",
+};
+
 /**
- * Inserts or updates these orders in one statement. Every write carries the
- * same fields (absent ones keep their stored value) and its own key.
+ * Inserts or updates these orders in one statement, their rows passed as one
+ * array per column (`unnest`): the same statement text for any number of
+ * orders. Every write carries the same fields (absent ones keep their stored
+ * value) and its own key; keys are distinct. Nothing comes back for a write
+ * older than the stored order.
  */
-export function upsertOrders(db: Executor, storeId: number, orders: readonly OrderWrite[]) {
+export function upsertOrders(db: Executor, storeId: number, orders: readonly OrderValues[]) {
   if (orders.length === 0) return Promise.resolve([]);
-  return (
-    orderUpsert(db, storeId, orders)
-      // Nothing comes back for a write older than the stored order.
-      .execute()
-  );
+  const columns = ["external_id", ...carriedColumns(orders)] as (keyof OrderValues)[];
+  return db
+    .insertInto("orders")
+    .columns(["store_id", ...columns])
+    .expression(unnestRows([sql`${storeId}::bigint`], columns.map((name) => ({ name, type: orderTypes[name], values: orders.map((order) => order[name]) }))))
+    .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(mergedColumns("orders", carriedColumns(orders))).where(notStale("orders")))
+    .returningAll()
+    .returning(wasInserted.as("inserted"))
+    .execute();
 }
 
-/** The insert of `upsertOrders`, for a statement of its own or a CTE of a larger one. */
+/** The insert of one order, for a CTE of its push's statement. */
 function orderUpsert(qc: QueryCreator<Database>, storeId: number, orders: ReadonlyArray<Omit<OrderWrite, "customer_id"> & { customer_id: number | RawBuilder<number> }>) {
   const columns = carriedColumns(orders);
   return qc

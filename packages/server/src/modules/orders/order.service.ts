@@ -9,7 +9,7 @@ import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
-import { customerWrite, upsertEmbeddedCustomers } from "../customers/customer.service.js";
+import { customerWrite, uniqueTags, upsertEmbeddedCustomers } from "../customers/customer.service.js";
 import { byShape, inOneStatement, orStored, presentOnly, sharedOptionalColumns } from "../fields.js";
 import * as repo from "./order.repository.js";
 
@@ -43,8 +43,9 @@ export function toOrder(row: OrderRow): Order {
 }
 
 /** What an upsert writes of an order, linked to its customer; absent fields are left out, so they keep their stored value. */
-function orderWrite(input: OrderInput, customerId: number): repo.OrderWrite {
-  return { ...orderFields(input), customer_id: customerId };
+function orderValues(input: OrderInput, customerId: number): repo.OrderValues {
+  const { tags: _tags, ...fields } = orderFields(input);
+  return { ...fields, ...(input.tags === undefined ? {} : { tags: uniqueTags(input.tags) }), customer_id: customerId };
 }
 
 function orderFields(input: OrderInput): Omit<repo.OrderWrite, "customer_id"> {
@@ -108,7 +109,7 @@ export async function upsertOrders(
     const applied = inputs.filter((input) => !older.has(input.external_id));
     const customers = await upsertEmbeddedCustomers(trx, store, applied.map((input) => input.customer), options);
     const written = new Map<string, OrderRow & { inserted: boolean }>();
-    const writes = applied.map((input) => orderWrite(input, customers.rowOf(input.customer).id));
+    const writes = applied.map((input) => orderValues(input, customers.rowOf(input.customer).id));
     for (const group of byShape(writes, (write) => write, (write) => write.external_id)) {
       for (const row of await repo.upsertOrders(trx, store.id, group)) written.set(row.external_id, row);
     }

@@ -1,6 +1,6 @@
 import type { ShipmentStatus } from "@commerce-ingest/shared";
 import { sql, type QueryCreator, type RawBuilder } from "kysely";
-import { carriedColumns, freshOrFail, mergedColumns, notStale, overTables, wasInserted } from "../../db/sql.js";
+import { carriedColumns, freshOrFail, mergedColumns, notStale, overTables, unnestRows, wasInserted } from "../../db/sql.js";
 import type { Database, Executor, Trx } from "../../db/types.js";
 import type { insertJobRows } from "../../automations/jobs.repository.js";
 
@@ -33,36 +33,54 @@ export function findShipment(db: Executor, storeId: number, externalId: string) 
   return db.selectFrom("shipments").selectAll().where("store_id", "=", storeId).where("external_id", "=", externalId).executeTakeFirst();
 }
 
+/** The SQL type of each column a shipment's write can carry. */
+const shipmentTypes: Record<keyof ShipmentWrite, string> = {
+  external_id: "text",
+  order_id: "bigint",
+  tracking_number: "text",
+  tracking_url: "text",
+  carrier: "text",
+  status: "text",
+  metadata: "jsonb",
+  source_updated_at: "timestamptz",
+};
+
 /**
- * Inserts or updates these shipments in one statement; every write carries
- * the same fields (absent ones keep their stored value) and its own key.
- * Re-posting with another order re-links; `status_changed` says whether the
- * write changed the status.
+ * Inserts or updates these shipments in one statement, their rows passed as
+ * one array per column (`unnest`): the same statement text for any number of
+ * shipments. Every write carries the same fields (absent ones keep their
+ * stored value) and its own key; keys are distinct. Re-posting with another
+ * order re-links; `status_changed` says whether the write changed the status.
+ * Nothing comes back for a write older than the stored shipment.
  */
 export function upsertShipments(db: Executor, storeId: number, shipments: readonly ShipmentWrite[]) {
   if (shipments.length === 0) return Promise.resolve([]);
-  return (
-    shipmentUpsert(db, storeId, shipments)
-      // Nothing comes back for a write older than the stored shipment.
-      .execute()
-  );
+  const columns = ["external_id", ...carriedColumns(shipments)] as (keyof ShipmentWrite)[];
+  return db
+    .insertInto("shipments")
+    .columns(["store_id", ...columns])
+    .expression(unnestRows([sql`${storeId}::bigint`], columns.map((name) => ({ name, type: shipmentTypes[name], values: shipments.map((shipment) => shipment[name]) }))))
+    .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(shipmentMerge(carriedColumns(shipments))).where(notStale("shipments")))
+    .returningAll()
+    .returning(wasInserted.as("inserted"))
+    .execute();
 }
 
-/** The insert of `upsertShipments`, for a statement of its own or a CTE of a larger one. */
+/** What a shipment's upsert sets on a stored one: the fields it carries, and whether its status changed. */
+function shipmentMerge(columns: readonly string[]) {
+  return {
+    ...mergedColumns("shipments", columns),
+    status_changed: columns.includes("status") ? sql<boolean>`shipments.status is distinct from excluded.status` : sql<boolean>`false`,
+  };
+}
+
+/** The insert of one shipment, for a CTE of its push's statement (as `upsertShipments` writes it). */
 function shipmentUpsert(qc: QueryCreator<Database>, storeId: number, shipments: ReadonlyArray<Omit<ShipmentWrite, "order_id"> & { order_id: number | RawBuilder<number> }>) {
   const columns = carriedColumns(shipments);
   return qc
     .insertInto("shipments")
     .values(shipments.map((shipment) => ({ store_id: storeId, ...shipment })))
-    .onConflict((oc) =>
-      oc
-        .columns(["store_id", "external_id"])
-        .doUpdateSet({
-          ...mergedColumns("shipments", columns),
-          status_changed: columns.includes("status") ? sql<boolean>`shipments.status is distinct from excluded.status` : false,
-        })
-        .where(notStale("shipments")),
-    )
+    .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(shipmentMerge(columns)).where(notStale("shipments")))
     .returningAll()
     .returning(wasInserted.as("inserted"));
 }
