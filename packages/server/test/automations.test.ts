@@ -6,10 +6,10 @@ import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as tenants from "../src/auth/tenant.service.js";
 import { pino } from "pino";
-import { claimJobs } from "../src/automations/jobs.repository.js";
+import { claimJobs, lockDueJobs } from "../src/automations/jobs.repository.js";
 import { recordingProvider, webhookProvider, type MessagingProvider } from "../src/automations/providers.js";
-import { runJob, runJobs } from "../src/automations/worker.js";
-import { ADMIN_TOKEN, FAST_WORKER, refuseInserts, startTestServer, type TestServer } from "./helpers.js";
+import { runDueJobs, runJob } from "../src/automations/worker.js";
+import { ADMIN_TOKEN, FAST_WORKER, refuseInserts, startTestServer, testDb, type TestServer } from "./helpers.js";
 
 let server: TestServer;
 let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;
@@ -593,21 +593,21 @@ describe("jobs run together", () => {
   });
   afterAll(() => own?.close());
 
-  /** A store with `count` new orders and one shipment per order, their jobs claimed by `worker-a`. */
-  async function claimedJobs(count: number) {
+  /** A store with `count` new orders and one shipment per order, and `run`: worker-a running every due job. */
+  async function dueJobs(count: number) {
     const t = await own.createTenant();
     const orders = Array.from({ length: count }, () => order(newPhone()));
     expect((await own.request("POST", `/api/v1/stores/${t.store.id}/orders/batch`, { key: t.key, body: { items: orders } })).status).toBe(200);
     const shipments = orders.map((o) => ({ external_id: uid("shipment"), order_external_id: o.external_id, status: "in_transit" }));
     expect((await own.request("POST", `/api/v1/stores/${t.store.id}/shipments/batch`, { key: t.key, body: { items: shipments } })).status).toBe(200);
-    const jobs = (await claimJobs(own.db, "worker-a", 30, 1000)).filter((job) => job.store_id === t.store.id);
+    const jobs = await own.db.selectFrom("automation_jobs").selectAll().where("store_id", "=", t.store.id).where("status", "=", "pending").execute();
     expect(jobs.filter((job) => job.flow === "post_purchase")).toHaveLength(count);
     expect(jobs.filter((job) => job.flow === "shipping_notification")).toHaveLength(count);
     const lines: Array<{ msg: string; jobId?: number }> = [];
     const logger = pino({ level: "info" }, { write: (line: string) => lines.push(JSON.parse(line) as { msg: string }) });
-    const run = () => runJobs({ db: own.db, logger, provider: recordingProvider(pino({ level: "silent" })), workerId: "worker-a" }, FAST_WORKER, jobs);
+    const run = () => runDueJobs({ db: own.db, logger, provider: recordingProvider(pino({ level: "silent" })), workerId: "worker-a" }, FAST_WORKER, 1000);
     const outcome = async () => {
-      const rows = await own.db.selectFrom("automation_jobs").select(["id", "status", "last_error", "locked_by"]).where("store_id", "=", t.store.id).execute();
+      const rows = await own.db.selectFrom("automation_jobs").select(["id", "status", "last_error", "locked_by", "attempts"]).where("store_id", "=", t.store.id).execute();
       const messages = await own.db.selectFrom("messages").select(["job_id", "to_phone", "content"]).where("store_id", "=", t.store.id).execute();
       return { rows: new Map(rows.map((row) => [row.id, row])), messages };
     };
@@ -615,17 +615,22 @@ describe("jobs run together", () => {
   }
 
   it("each comes to what it would alone: one message per job, to its customer, with its record", async () => {
-    const { orders, jobs, lines, run, outcome } = await claimedJobs(12);
-    // One of them was taken over by another worker (its lease ran out): it is left to that one.
+    const { orders, jobs, lines, run, outcome } = await dueJobs(12);
+    // One of them is running on another worker's lease: it is that worker's, and not due.
     const takenOver = jobs.find((job) => job.flow === "post_purchase");
     if (!takenOver) throw new Error("no post-purchase job");
-    await own.db.updateTable("automation_jobs").set({ locked_by: "worker-b" }).where("id", "=", takenOver.id).execute();
+    await own.db
+      .updateTable("automation_jobs")
+      .set({ status: "running", attempts: 1, locked_by: "worker-b", locked_until: sql<Date>`now() + interval '30 seconds'` })
+      .where("id", "=", takenOver.id)
+      .execute();
     await run();
     const { rows, messages } = await outcome();
     expect(messages).toHaveLength(jobs.length - 1);
     expect(messages.map((message) => message.job_id)).not.toContain(takenOver.id);
     expect(rows.get(takenOver.id)).toMatchObject({ status: "running", locked_by: "worker-b" });
-    for (const job of jobs.filter((candidate) => candidate.id !== takenOver.id)) expect(rows.get(job.id)?.status).toBe("succeeded");
+    // Each of the others ended by worker-a on its first attempt.
+    for (const job of jobs.filter((candidate) => candidate.id !== takenOver.id)) expect(rows.get(job.id)).toMatchObject({ status: "succeeded", locked_by: "worker-a", attempts: 1 });
     const thanks = messages.filter((message) => (message.content as { template: string }).template === "post_purchase");
     expect(thanks).toHaveLength(11);
     for (const message of thanks) {
@@ -634,8 +639,32 @@ describe("jobs run together", () => {
       expect(message.content).toMatchObject({ first_name: "Ada", order: { total_price: "42.50", currency: "EUR" } });
     }
     expect(lines.filter((line) => line.msg === "automation succeeded")).toHaveLength(jobs.length - 1);
-    expect(lines.filter((line) => line.msg === "automation left to the worker that took it over")).toHaveLength(1);
     expect(lines.map((line) => line.msg)).not.toContain("automations run one by one");
+    // Nothing is due any more: a second run finds nothing.
+    expect(await run()).toBe(0);
+  });
+
+  it("a worker that stops mid-way leaves its jobs due as they were, and two workers never run the same job", async () => {
+    const { jobs, run, outcome } = await dueJobs(4);
+    const trx = await own.db.startTransaction().execute();
+    try {
+      // A worker holds the jobs (as its group's transaction does) and then stops: its transaction never commits.
+      const held = await lockDueJobs(trx, 1000);
+      expect(held.map((job) => job.id)).toEqual(expect.arrayContaining(jobs.map((job) => job.id)));
+      // Meanwhile another worker finds none of them due (the embedded database has one connection: no other worker can run meanwhile).
+      if (testDb === "postgres") expect(await run()).toBe(0);
+    } finally {
+      await trx.rollback().execute();
+    }
+    const before = await outcome();
+    for (const job of jobs) expect(before.rows.get(job.id)).toMatchObject({ status: "pending", attempts: 0, locked_by: null });
+    expect(before.messages).toHaveLength(0);
+    // Then they run, each once.
+    const [first, second] = await Promise.all([run(), run()]);
+    expect(first + second).toBe(jobs.length);
+    const after = await outcome();
+    expect(after.messages).toHaveLength(jobs.length);
+    for (const job of jobs) expect(after.rows.get(job.id)).toMatchObject({ status: "succeeded", attempts: 1 });
   });
 
   it("contact syncs run together: each contact ends with the profile of its last sync", async () => {
@@ -647,13 +676,12 @@ describe("jobs run together", () => {
       { external_id: uid("c"), phone: shared, first_name: "Later", orders_count: 3 },
     ];
     expect((await own.request("POST", `/api/v1/stores/${t.store.id}/customers/batch`, { key: t.key, body: { items: customers } })).status).toBe(200);
-    const jobs = (await claimJobs(own.db, "worker-a", 30, 1000)).filter((job) => job.store_id === t.store.id);
-    expect(jobs.map((job) => job.flow)).toEqual(["contact_sync", "contact_sync", "contact_sync"]);
-    // In the order they were pushed, as the worker claims them.
-    jobs.sort((a, b) => customers.findIndex((c) => c.external_id === a.record_external_id) - customers.findIndex((c) => c.external_id === b.record_external_id));
+    // Due in the order they were pushed, as the worker takes them.
+    const jobs = await own.db.selectFrom("automation_jobs").selectAll().where("store_id", "=", t.store.id).orderBy("run_at").orderBy("id").execute();
+    expect(jobs.map((job) => [job.flow, job.record_external_id])).toEqual(customers.map((customer) => ["contact_sync", customer.external_id]));
     const lines: string[] = [];
     const logger = pino({ level: "info" }, { write: (line: string) => lines.push(line) });
-    await runJobs({ db: own.db, logger, provider: recordingProvider(pino({ level: "silent" })), workerId: "worker-a" }, FAST_WORKER, jobs);
+    expect(await runDueJobs({ db: own.db, logger, provider: recordingProvider(pino({ level: "silent" })), workerId: "worker-a" }, FAST_WORKER, 1000)).toBe(3);
     expect(lines.filter((line) => line.includes("automations run one by one"))).toEqual([]);
     const contacts = await own.db.selectFrom("contacts").select(["phone", "first_name", "tags", "lifetime_value", "orders_count", "synced_customer_id"]).where("store_id", "=", t.store.id).orderBy("phone").execute();
     const ids = await own.db.selectFrom("customers").select(["id", "external_id"]).where("store_id", "=", t.store.id).execute();
@@ -670,11 +698,11 @@ describe("jobs run together", () => {
   });
 
   it("a job that fails leaves nothing of the group: each then runs alone, and only the failing one is retried", async () => {
-    const { jobs, lines, run, outcome } = await claimedJobs(5);
+    const { jobs, lines, run, outcome } = await dueJobs(5);
     const broken = jobs.find((job) => job.flow === "shipping_notification");
     if (!broken) throw new Error("no shipping job");
     // A payload that no longer matches its flow fails the job loudly.
-    broken.payload = { status: 42 };
+    await own.db.updateTable("automation_jobs").set({ payload: JSON.stringify({ status: 42 }) }).where("id", "=", broken.id).execute();
     await run();
     const { rows, messages } = await outcome();
     expect(lines.map((line) => line.msg)).toContain("automations run one by one");

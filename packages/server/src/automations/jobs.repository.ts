@@ -1,7 +1,7 @@
-import { sql, type QueryCreator, type RawBuilder } from "kysely";
+import { sql, type ExpressionBuilder, type QueryCreator, type RawBuilder } from "kysely";
 import type { Flow } from "@commerce-ingest/shared";
 import { anyId, now } from "../db/sql.js";
-import type { Database, Executor, JobRow, JobStatus, MessageRow, RecordType } from "../db/types.js";
+import type { Database, Executor, JobRow, JobStatus, MessageRow, RecordType, Trx } from "../db/types.js";
 
 export type NewJob = {
   store_id: number;
@@ -108,15 +108,13 @@ export async function cancelRecoveriesOfContactsBefore(
 }
 
 /**
- * Takes up to `limit` due jobs for this worker: pending ones whose time has
- * come, and running ones whose worker's lease ran out (it died mid-flow).
- * A paused store's jobs wait until it is resumed. SKIP LOCKED lets any number
- * of workers claim side by side, never the same job.
+ * The due jobs, first due first: pending ones whose time has come, and running
+ * ones whose worker's lease ran out (it died mid-flow). A paused store's jobs
+ * wait until it is resumed.
  */
-export async function claimJobs(db: Executor, workerId: string, leaseSeconds: number, limit: number): Promise<JobRow[]> {
-  const due = db
+function dueJobs(db: Executor, limit: number) {
+  return db
     .selectFrom("automation_jobs")
-    .select("id")
     .where((eb) =>
       eb.or([
         eb.and([eb("status", "=", "pending"), eb("run_at", "<=", now())]),
@@ -126,21 +124,61 @@ export async function claimJobs(db: Executor, workerId: string, leaseSeconds: nu
     .where((eb) => eb.not(eb.exists(eb.selectFrom("stores").select("stores.id").whereRef("stores.id", "=", "automation_jobs.store_id").where("stores.paused", "=", true))))
     .orderBy("run_at")
     .orderBy("id")
-    .limit(limit)
-    .forUpdate()
-    .skipLocked();
-  return db
-    .updateTable("automation_jobs")
-    .set((eb) => ({
-      status: "running",
-      attempts: eb("attempts", "+", 1),
-      locked_by: workerId,
-      locked_until: sql<Date>`now() + make_interval(secs => ${leaseSeconds})`,
-      updated_at: now(),
-    }))
-    .where("id", "in", due)
-    .returningAll()
-    .execute();
+    .limit(limit);
+}
+
+/** What a claim writes: the job runs, on this worker's lease, one attempt more. */
+function claimed(workerId: string, leaseSeconds: number) {
+  return (eb: ExpressionBuilder<Database, "automation_jobs">) => ({
+    status: "running" as const,
+    attempts: eb("attempts", "+", 1),
+    locked_by: workerId,
+    locked_until: sql<Date>`now() + make_interval(secs => ${leaseSeconds})`,
+    updated_at: now(),
+  });
+}
+
+/**
+ * Takes up to `limit` due jobs (see `dueJobs`) for this worker, on a lease.
+ * SKIP LOCKED lets any number of workers claim side by side, never the same job.
+ */
+export async function claimJobs(db: Executor, workerId: string, leaseSeconds: number, limit: number): Promise<JobRow[]> {
+  const due = dueJobs(db, limit).select("id").forUpdate().skipLocked();
+  return db.updateTable("automation_jobs").set(claimed(workerId, leaseSeconds)).where("id", "in", due).returningAll().execute();
+}
+
+/**
+ * Takes up to `limit` due jobs (see `dueJobs`) and locks them until the
+ * transaction ends, without writing them: the transaction that runs them holds
+ * them, and should it not commit (its worker died), they are due again as they
+ * were. SKIP LOCKED keeps every other worker off them meanwhile.
+ */
+export function lockDueJobs(trx: Trx, limit: number): Promise<JobRow[]> {
+  return dueJobs(trx, limit).selectAll().forUpdate().skipLocked().execute();
+}
+
+/** Claims jobs this transaction holds (see `lockDueJobs`), as `claimJobs` does. */
+export function claimHeldJobs(trx: Trx, ids: readonly number[], workerId: string, leaseSeconds: number): Promise<JobRow[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return trx.updateTable("automation_jobs").set(claimed(workerId, leaseSeconds)).where("id", "=", anyId(ids)).returningAll().execute();
+}
+
+/**
+ * Ends jobs this transaction holds (see `lockDueJobs`), each with its own
+ * outcome, in one statement: one attempt more, run by this worker.
+ */
+export async function endHeldJobs(
+  trx: Trx,
+  jobs: ReadonlyArray<{ job: Pick<JobRow, "id">; status: "succeeded" | "cancelled"; error: string | null }>,
+  workerId: string,
+): Promise<void> {
+  if (jobs.length === 0) return;
+  await sql`
+    update automation_jobs as job
+    set status = outcome.status, last_error = outcome.error, attempts = job.attempts + 1, locked_by = ${workerId}::text,
+      locked_until = null, updated_at = now(), finished_at = now()
+    from unnest(${jobs.map(({ job }) => job.id)}::bigint[], ${jobs.map(({ status }) => status)}::text[], ${jobs.map(({ error }) => error)}::text[]) as outcome(id, status, error)
+    where job.id = outcome.id`.execute(trx);
 }
 
 /**
@@ -171,42 +209,6 @@ export async function finishJob(
     .where("attempts", "=", job.attempts)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
-}
-
-/**
- * Of these claimed jobs, the ones this worker still holds (the same worker and
- * attempt), locked until the transaction ends: no other worker can take them
- * over while a group of them runs.
- */
-export async function holdJobs(trx: Executor, jobs: ReadonlyArray<Pick<JobRow, "id" | "attempts">>, workerId: string): Promise<Set<number>> {
-  if (jobs.length === 0) return new Set();
-  const rows = await trx
-    .selectFrom("automation_jobs")
-    .select(["id", "attempts"])
-    .where("id", "=", anyId(jobs.map((job) => job.id)))
-    .where("status", "=", "running")
-    .where("locked_by", "=", workerId)
-    .forUpdate()
-    .execute();
-  const attempts = new Map(rows.map((row) => [Number(row.id), row.attempts]));
-  return new Set(jobs.filter((job) => attempts.get(Number(job.id)) === job.attempts).map((job) => job.id));
-}
-
-/** Ends jobs this worker holds (see `holdJobs`), each with its own outcome, in one statement. */
-export async function finishJobs(
-  trx: Executor,
-  jobs: ReadonlyArray<{ job: Pick<JobRow, "id" | "attempts">; status: "succeeded" | "cancelled"; error: string | null }>,
-  workerId: string,
-): Promise<void> {
-  if (jobs.length === 0) return;
-  await sql`
-    update automation_jobs as job
-    set status = outcome.status, last_error = outcome.error, locked_until = null, updated_at = now(), finished_at = now()
-    from unnest(
-      ${jobs.map(({ job }) => job.id)}::bigint[], ${jobs.map(({ job }) => job.attempts)}::int[],
-      ${jobs.map(({ status }) => status)}::text[], ${jobs.map(({ error }) => error)}::text[]
-    ) as outcome(id, attempts, status, error)
-    where job.id = outcome.id and job.attempts = outcome.attempts and job.status = 'running' and job.locked_by = ${workerId}`.execute(trx);
 }
 
 export type NewMessage = {

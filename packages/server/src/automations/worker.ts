@@ -1,12 +1,13 @@
 import { hostname } from "node:os";
 import { webhookMessageSchema } from "@commerce-ingest/shared";
 import { inTransaction } from "../db/transaction.js";
-import type { Db, JobRow } from "../db/types.js";
+import { inSavepoint } from "../db/sql.js";
+import type { Db, JobRow, Trx } from "../db/types.js";
 import { errorForLog, type Logger } from "../logger.js";
 import { formatTimestamp } from "../time.js";
 import { decide, decideMany, runsInGroups } from "./flows/index.js";
 import { isCustomerErased } from "./flows/flow.repository.js";
-import { claimJobs, completeDelivery, finishJob, finishJobs, holdJobs, recordMessage, recordMessages, setMessageStatus, type NewMessage } from "./jobs.repository.js";
+import { claimHeldJobs, claimJobs, completeDelivery, endHeldJobs, finishJob, lockDueJobs, recordMessage, recordMessages, setMessageStatus, type NewMessage } from "./jobs.repository.js";
 import type { MessagingProvider, OutboundMessage } from "./providers.js";
 
 export type WorkerOptions = {
@@ -149,59 +150,78 @@ export async function runJob(
 }
 
 /**
- * Runs claimed jobs together when delivery is local (the database row is the
- * message) and their flows are decided set-based: one transaction reads each
- * flow's records in one statement (and makes its writes in another), records
- * every message in one insert, ends every job in one update and commits once.
- * Each job comes to exactly what it would alone. Should anything fail (a
- * flow's error, a deadlock with a request), nothing of the group stays, and
- * each job runs on its own, which also tells which one failed and retries it alone.
+ * Runs due jobs when delivery is local (the database row is the message): one
+ * transaction takes up to `limit` of them (`lockDueJobs`) and runs those whose
+ * flows are decided set-based together: it reads each flow's records in one
+ * statement (and makes its writes in another), records every message in one
+ * insert, ends every job in one update and commits once. Each job comes to
+ * exactly what it would alone, and is written once, from due to its end: the
+ * transaction's locks, not a lease, keep other workers off it, and a worker
+ * that dies mid-way leaves it due as it was. Should anything of the group fail
+ * (a flow's error, a deadlock with a request), nothing of it stays, and each
+ * job runs on its own, which also tells which one failed and retries it alone;
+ * so do jobs of other flows and jobs out of attempts, claimed in the same
+ * transaction. `taken` learns how many were due as soon as they are held.
+ * Returns how many were due.
  */
-export async function runJobs(
+export async function runDueJobs(
   deps: { db: Db; logger: Logger; provider: MessagingProvider; workerId: string },
   options: WorkerOptions,
-  jobs: readonly JobRow[],
-): Promise<void> {
+  limit: number,
+  taken: (count: number) => void = () => {},
+): Promise<number> {
   const { db, logger, provider, workerId } = deps;
-  // Delivery that leaves the process, flows that lock for update, and jobs out of attempts go one by one.
-  const grouped = (job: JobRow) => !provider.external && runsInGroups(job.flow) && job.attempts <= options.maxAttempts;
-  const alone = jobs.filter((job) => !grouped(job));
-  const together = jobs.filter(grouped);
-  if (together.length > 1) {
-    try {
-      const ended = await inTransaction(db, async (trx) => {
-        const held = await holdJobs(trx, together, workerId);
-        const decided = await decideMany(trx, together.filter((job) => held.has(job.id)));
-        const messages: NewMessage[] = decided.flatMap(({ job, decision }) =>
-          decision.send
-            ? [{ store_id: job.store_id, job_id: job.id, flow: job.flow, customer_id: decision.recipient.id, contact_id: decision.recipient.contact_id, to_phone: decision.recipient.phone, content: decision.content, provider: provider.name }]
-            : [],
-        );
-        const recorded = await recordMessages(trx, messages, "sent");
-        await finishJobs(trx, decided.map(({ job, decision }) => ({ job, status: decision.send ? "succeeded" : "cancelled", error: decision.send ? null : decision.reason })), workerId);
-        const outcomes = decided.map(({ job, decision }) => {
-          const message = decision.send ? recorded.get(Number(job.id)) : undefined;
-          if (decision.send && !message) throw new Error("a message was not recorded");
-          return { job, reason: decision.send ? undefined : decision.reason, outbound: message && outboundOf(message) };
-        });
-        // Local delivery: the messages and the jobs' ends commit together, exactly once.
-        for (const { outbound } of outcomes) if (outbound) await provider.deliver(outbound);
-        return { outcomes, lost: together.filter((job) => !held.has(job.id)) };
-      });
-      for (const { job, reason, outbound } of ended.outcomes) {
-        const fields = { worker: workerId, jobId: job.id, flow: job.flow, attempt: job.attempts };
-        if (outbound) logger.info({ ...fields, messageId: outbound.id }, "automation succeeded");
-        else logger.info({ ...fields, reason }, "automation had nothing to send");
-      }
-      for (const job of ended.lost) logger.warn({ worker: workerId, jobId: job.id, flow: job.flow, attempt: job.attempts }, LEFT_TO_OTHER);
-    } catch (error) {
-      logger.warn({ err: errorForLog(error), jobs: together.length }, "automations run one by one");
-      alone.push(...together);
-    }
-  } else {
-    alone.push(...together);
+  const ran = await inTransaction(db, async (trx) => {
+    const due = await lockDueJobs(trx, limit);
+    taken(due.length);
+    // A claim would make this attempt `attempts + 1`: jobs out of attempts, and flows that lock for update, go one by one.
+    const grouped = (job: JobRow) => runsInGroups(job.flow) && job.attempts < options.maxAttempts;
+    let together = due.filter(grouped);
+    const outcomes =
+      together.length === 0
+        ? []
+        : await inSavepoint(
+            trx,
+            "jobs_together",
+            () => runTogether(trx, provider, workerId, together),
+            (error) => {
+              logger.warn({ err: errorForLog(error), jobs: together.length }, "automations run one by one");
+              return true;
+            },
+          );
+    if (!outcomes) together = [];
+    const ids = new Set(together.map((job) => job.id));
+    const rest = due.filter((job) => !ids.has(job.id));
+    const claimed = new Map((await claimHeldJobs(trx, rest.map((job) => job.id), workerId, options.leaseSeconds)).map((job) => [job.id, job]));
+    return { count: due.length, outcomes: outcomes ?? [], alone: rest.flatMap((job) => claimed.get(job.id) ?? []) };
+  });
+  for (const { job, reason, outbound } of ran.outcomes) {
+    const fields = { worker: workerId, jobId: job.id, flow: job.flow, attempt: job.attempts + 1 };
+    if (outbound) logger.info({ ...fields, messageId: outbound.id }, "automation succeeded");
+    else logger.info({ ...fields, reason }, "automation had nothing to send");
   }
-  for (const job of alone) await runJob(deps, options, job);
+  for (const job of ran.alone) await runJob(deps, options, job);
+  return ran.count;
+}
+
+/** The set-based run of `runDueJobs`, inside its transaction: each job's decision, its message, its end. */
+async function runTogether(trx: Trx, provider: MessagingProvider, workerId: string, jobs: readonly JobRow[]) {
+  const decided = await decideMany(trx, jobs);
+  const messages: NewMessage[] = decided.flatMap(({ job, decision }) =>
+    decision.send
+      ? [{ store_id: job.store_id, job_id: job.id, flow: job.flow, customer_id: decision.recipient.id, contact_id: decision.recipient.contact_id, to_phone: decision.recipient.phone, content: decision.content, provider: provider.name }]
+      : [],
+  );
+  const recorded = await recordMessages(trx, messages, "sent");
+  await endHeldJobs(trx, decided.map(({ job, decision }) => ({ job, status: decision.send ? "succeeded" : "cancelled", error: decision.send ? null : decision.reason })), workerId);
+  const outcomes = decided.map(({ job, decision }) => {
+    const message = decision.send ? recorded.get(Number(job.id)) : undefined;
+    if (decision.send && !message) throw new Error("a message was not recorded");
+    return { job, reason: decision.send ? undefined : decision.reason, outbound: message && outboundOf(message) };
+  });
+  // Local delivery: the messages and the jobs' ends commit together, exactly once.
+  for (const { outbound } of outcomes) if (outbound) await provider.deliver(outbound);
+  return outcomes;
 }
 
 /** A recorded message as it leaves the service, checked against the published webhook type. */
@@ -258,18 +278,33 @@ export function startWorker(deps: { db: Db; logger: Logger; provider: MessagingP
           break;
         }
         wanted = false;
-        let jobs: JobRow[] = [];
-        try {
-          jobs = await claimJobs(deps.db, id, options.leaseSeconds, free * groupSize);
-        } catch (error) {
-          logger.warn({ err: errorForLog(error) }, "could not claim jobs");
-          break;
+        if (deps.provider.external) {
+          let jobs: JobRow[] = [];
+          try {
+            jobs = await claimJobs(deps.db, id, options.leaseSeconds, free);
+          } catch (error) {
+            logger.warn({ err: errorForLog(error) }, "could not claim jobs");
+            break;
+          }
+          for (const job of jobs) start(() => runJob(runDeps, options, job));
+          // A full claim means more may be due right now: claim again, now and as slots free up.
+          backlog = jobs.length === free;
+        } else {
+          // One group at a time: how many were due is known once its transaction holds them.
+          const due = await new Promise<number>((taken) =>
+            start(async () => {
+              try {
+                await runDueJobs(runDeps, options, groupSize, taken);
+              } catch (error) {
+                // Nothing of the group stays: its jobs are due again as they were.
+                logger.warn({ err: errorForLog(error) }, "could not claim jobs");
+              } finally {
+                taken(0);
+              }
+            }),
+          );
+          backlog = due === groupSize;
         }
-        // Spread over the free slots, so a small backlog still runs side by side.
-        const groups = Math.min(free, Math.ceil(jobs.length / groupSize));
-        for (let slot = 0; slot < groups; slot++) start(jobs.filter((_, index) => index % groups === slot));
-        // A full claim means more may be due right now: claim again, now and as slots free up.
-        backlog = jobs.length === free * groupSize;
         if (backlog) again = true;
       } while (again && running);
     } finally {
@@ -277,8 +312,8 @@ export function startWorker(deps: { db: Db; logger: Logger; provider: MessagingP
     }
   }
 
-  function start(jobs: JobRow[]): void {
-    const run: Promise<void> = runJobs(runDeps, options, jobs)
+  function start(work: () => Promise<void>): void {
+    const run: Promise<void> = work()
       // Every job settles itself; a rejection here would be a bug, and must not stop the worker.
       .catch((error: unknown) => logger.error({ err: errorForLog(error) }, "job runner failed"))
       .finally(() => {
