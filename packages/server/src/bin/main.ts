@@ -2,8 +2,10 @@ import cluster, { type Worker as ClusterWorker } from "node:cluster";
 import { loadEnv, type Env } from "../env.js";
 import { createLogger, type Logger } from "../logger.js";
 import { startServer } from "../server.js";
+import { tuneHeap } from "./heap.js";
 
 const env = loadEnv();
+tuneHeap(env.databaseUrl ? "postgres" : "embedded");
 const logger = createLogger(env.logLevel, env.logFormat);
 
 /** Exits within the shutdown budget whatever happens (a frozen database never answers). */

@@ -3,12 +3,14 @@ import { openDatabase } from "../db/index.js";
 import { migrateToLatest } from "../db/migrate.js";
 import { loadEnv } from "../env.js";
 import { createLogger } from "../logger.js";
+import { tuneHeap } from "./heap.js";
 
 /**
  * `pnpm worker`: runs automations in a process of its own, beside servers
  * started with RUN_WORKER=false. Any number of these can share one PostgreSQL.
  */
 const env = loadEnv();
+tuneHeap(env.databaseUrl ? "postgres" : "embedded");
 const logger = createLogger(env.logLevel, env.logFormat);
 if (!env.databaseUrl) {
   logger.warn("no DATABASE_URL: this worker opens the embedded database, which no server can share with it");
