@@ -190,6 +190,35 @@ describe("checkout recovery", () => {
     expect(job).toMatchObject({ status: "cancelled", last_error: "the customer placed an order after abandoning the checkout" });
   });
 
+  it("is not sent when someone with the customer's phone ordered after abandoned_at, even if its job escaped the cancellation", async () => {
+    const phone = newPhone();
+    const body = checkout(phone, { abandoned_at: "2026-11-22T09:00:00Z" });
+    await push("checkouts", body, delayed);
+    // Orders of other customers in the store, before and after, that must not count.
+    await push("orders", order(newPhone(), { placed_at: "2026-11-22T10:00:00Z" }), delayed);
+    await push("orders", order(phone, { placed_at: "2026-11-22T08:00:00Z", customer: { external_id: uid("early"), phone } }), delayed);
+    const [job] = await jobsFor("checkout_recovery", body.external_id);
+    // The job comes due first: with no order since, it sends.
+    await server.db.updateTable("automation_jobs").set({ run_at: new Date(0) }).where("id", "=", job?.id ?? 0).execute();
+    server.worker?.nudge();
+    await settled(delayed.store.id);
+    expect(await messagesFor("checkout_recovery", body.external_id)).toHaveLength(1);
+    // Abandoned again, then an order by another customer id with the same phone, whose cancellation the job escapes.
+    expect((await patch("checkouts", body.external_id, { status: "active" }, delayed)).status).toBe(200);
+    await push("checkouts", body, delayed);
+    await push("orders", order(phone, { placed_at: "2026-11-22T09:30:00Z", customer: { external_id: uid("acct"), phone } }), delayed);
+    const again = (await jobsFor("checkout_recovery", body.external_id)).find((candidate) => candidate.id !== job?.id);
+    expect(again).toMatchObject({ status: "cancelled", last_error: "the customer placed an order after abandoning the checkout" });
+    await server.db.updateTable("automation_jobs").set({ status: "pending", last_error: null, run_at: new Date(0) }).where("id", "=", again?.id ?? 0).execute();
+    server.worker?.nudge();
+    await settled(delayed.store.id);
+    expect(await messagesFor("checkout_recovery", body.external_id)).toHaveLength(1);
+    expect((await jobsFor("checkout_recovery", body.external_id)).find((candidate) => candidate.id === again?.id)).toMatchObject({
+      status: "cancelled",
+      last_error: "the customer placed an order after abandoning the checkout",
+    });
+  });
+
   it("is cancelled when the customer is erased, and nothing is sent even if the job comes due", async () => {
     const phone = newPhone();
     const customerId = uid("erase-me");

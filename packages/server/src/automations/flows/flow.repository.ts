@@ -29,7 +29,15 @@ export function findOrdersForMessage(trx: Trx, orderIds: readonly number[]) {
   );
 }
 
-/** The checkout with its customer, and whether anyone with the customer's contact ordered after it was abandoned. */
+/**
+ * The checkout with its customer, and whether anyone with the customer's
+ * contact ordered after it was abandoned: found from the contact's customers
+ * to their orders (by customer and time, one index), never from the store's
+ * orders. The contact belongs to the checkout's store, and so do its customers
+ * and their orders, so the store needs no condition of its own: with one, a
+ * planner whose statistics lag behind a fast-growing table took the store's
+ * orders first and read them all at every recovery.
+ */
 export function findCheckoutForRecovery(trx: Trx, checkoutId: number) {
   return trx
     .selectFrom("checkouts as c")
@@ -42,7 +50,6 @@ export function findCheckoutForRecovery(trx: Trx, checkoutId: number) {
             .selectFrom("orders as o")
             .innerJoin("customers as buyer", "buyer.id", "o.customer_id")
             .select("o.id")
-            .whereRef("o.store_id", "=", "c.store_id")
             .whereRef("buyer.contact_id", "=", "cu.contact_id")
             .whereRef("o.placed_at", ">", "c.abandoned_at"),
         )

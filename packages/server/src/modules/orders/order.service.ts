@@ -76,7 +76,7 @@ export async function upsertOrder(
     async () => {
       const { fresh: _fresh, inserted, ...row } = await inOneStatement(db, (db) =>
         repo.upsertOrderAlone(db, store.id, customerWrite(embeddedCustomer(input)), orderFields(input), {
-          cancelled: (qc) => cancelRecoveriesForOrderRows(qc, store),
+          cancelled: (qc) => cancelRecoveriesForOrderRows(qc),
           jobs: (qc) => insertJobRows(qc, [contactSyncJobRows(store, options), postPurchaseJobRows(store, options)]),
         }),
       );
@@ -119,7 +119,7 @@ export async function upsertOrders(
       const order = written.get(input.external_id);
       return order ? [{ order, customer: customers.rowOf(input.customer) }] : [];
     });
-    await cancelRecoveriesForOrders(trx, store, fresh);
+    await cancelRecoveriesForOrders(trx, fresh);
     await enqueueJobs(trx, [...customers.jobs, ...fresh.flatMap(({ order }) => postPurchaseJobs(store, order, order.inserted, options))]);
     return inputs.map((input) => {
       const row = written.get(input.external_id);
