@@ -48,9 +48,9 @@ async function waitFor(url) {
 /** The service as its own process, in its default configuration. */
 async function startService(env) {
   const port = await freePort();
-  // As `pnpm start` runs it (a young generation of 8 MB semi-spaces; the service sets how its old generation grows);
+  // As `pnpm start` runs it (a young generation of 4 MB semi-spaces; the service sets how its old generation grows);
   // BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=prof" profiles the service.
-  const nodeFlags = ["--max-semi-space-size=8", ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
+  const nodeFlags = ["--max-semi-space-size=4", ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
   const child = spawn(process.execPath, [...nodeFlags, path.join(here, "../dist/main.js")], {
     env: { PATH: process.env.PATH, PORT: String(port), ADMIN_TOKEN: admin, SEED_DEMO: "false", LOG_LEVEL: "warn", RATE_LIMIT_REQUESTS: "100000000", ...env },
     stdio: ["ignore", "ignore", "inherit"],
