@@ -219,6 +219,33 @@ describe("checkout recovery", () => {
     });
   });
 
+  // Two connections: a worker's transaction holding the job while a push arrives.
+  it.runIf(testDb === "postgres")("never makes a push wait for a worker that holds the recovery: the job is left to its run, which finds the checkout recovered", async () => {
+    const body = checkout(newPhone());
+    await push("checkouts", body, delayed);
+    const [job] = await jobsFor("checkout_recovery", body.external_id);
+    if (!job) throw new Error("no recovery job");
+    const worker = await server.db.startTransaction().execute();
+    try {
+      // As a worker's group transaction holds the jobs it runs.
+      await worker.selectFrom("automation_jobs").select("id").where("id", "=", job.id).forUpdate().execute();
+      const answered = await Promise.race([
+        patch("checkouts", body.external_id, { status: "recovered" }, delayed).then((res) => res.status),
+        new Promise((resolve) => setTimeout(() => resolve("still waiting"), 3000)),
+      ]);
+      expect(answered).toBe(200);
+    } finally {
+      await worker.rollback().execute();
+    }
+    // Not cancelled by the push: its run decides, and sends nothing.
+    expect((await jobsFor("checkout_recovery", body.external_id))[0]?.status).toBe("pending");
+    await server.db.updateTable("automation_jobs").set({ run_at: new Date(0) }).where("id", "=", job.id).execute();
+    server.worker?.nudge();
+    await settled(delayed.store.id);
+    expect(await messagesFor("checkout_recovery", body.external_id)).toHaveLength(0);
+    expect((await jobsFor("checkout_recovery", body.external_id))[0]).toMatchObject({ status: "cancelled", last_error: "the checkout became recovered" });
+  });
+
   it("is cancelled when the customer is erased, and nothing is sent even if the job comes due", async () => {
     const phone = newPhone();
     const customerId = uid("erase-me");

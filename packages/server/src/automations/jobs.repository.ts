@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type QueryCreator, type RawBuilder } from "kysely";
+import { sql, type ExpressionBuilder, type QueryCreator, type RawBuilder, type SelectQueryBuilder } from "kysely";
 import type { Flow } from "@commerce-ingest/shared";
 import { anyId, now } from "../db/sql.js";
 import type { Database, Executor, JobRow, JobStatus, MessageRow, RecordType, Trx } from "../db/types.js";
@@ -53,37 +53,55 @@ export function insertJobRows<DB extends Database>(qc: QueryCreator<DB>, rows: R
 /** A job ended without running, and why. */
 const cancelledBecause = (reason: string | RawBuilder<string>) => ({ status: "cancelled" as const, last_error: reason, finished_at: now(), updated_at: now() });
 
+type PendingJobs = SelectQueryBuilder<Database, "automation_jobs", { id: number }>;
+
 /**
- * Cancels the pending recoveries of the checkouts `checkoutIds` selects, with
- * `reason`: a statement of its own, or a CTE of a push's statement.
+ * Cancels the pending jobs `select` narrows down, with `reason`, but for those
+ * a worker holds at this moment (it takes due jobs in the transaction that
+ * runs them): those are left to their run, whose flow checks again, as a job
+ * already running does. So a push or an erasure never waits for a worker's
+ * transaction, nor deadlocks with it (the worker holds its jobs, then locks
+ * contacts; a push holds its contact, then cancels).
  */
-export function cancelPendingRecoveries<DB extends Database>(qc: QueryCreator<DB>, checkoutIds: RawBuilder<number>, reason: string | RawBuilder<string>) {
-  // Any statement's CTEs, over the tables every statement has.
-  return (qc as unknown as QueryCreator<Database>)
+function cancelUnheld(qc: QueryCreator<Database>, select: (jobs: PendingJobs) => PendingJobs, reason: string | RawBuilder<string>) {
+  return qc
     .updateTable("automation_jobs")
     .set(cancelledBecause(reason))
     .where("status", "=", "pending")
-    .where("flow", "=", "checkout_recovery")
-    .where("record_type", "=", "checkout")
-    .where("record_id", "in", checkoutIds);
+    .where("id", "in", (eb) => select(eb.selectFrom("automation_jobs").select("id").where("status", "=", "pending")).forUpdate().skipLocked());
+}
+
+/**
+ * Cancels the pending recoveries of the checkouts `checkoutIds` selects, with
+ * `reason` (see `cancelUnheld`): a statement of its own, or a CTE of a push's statement.
+ */
+export function cancelPendingRecoveries<DB extends Database>(qc: QueryCreator<DB>, checkoutIds: RawBuilder<number>, reason: string | RawBuilder<string>) {
+  // Any statement's CTEs, over the tables every statement has.
+  return cancelUnheld(
+    qc as unknown as QueryCreator<Database>,
+    (jobs) => jobs.where("flow", "=", "checkout_recovery").where("record_type", "=", "checkout").where("record_id", "in", checkoutIds),
+    reason,
+  );
 }
 
 type JobFilter = { flow?: Flow; record_type?: RecordType; record_ids?: number[]; customer_id?: number };
 
-/** Cancels the pending jobs that match; a job already running checks again when it runs. */
+/** Cancels the pending jobs that match (see `cancelUnheld`); a job already running checks again when it runs. */
 export async function cancelPendingJobs(db: Executor, filter: JobFilter, reason: string): Promise<number> {
-  let query = db
-    .updateTable("automation_jobs")
-    .set(cancelledBecause(reason))
-    .where("status", "=", "pending");
-  if (filter.flow) query = query.where("flow", "=", filter.flow);
-  if (filter.record_type) query = query.where("record_type", "=", filter.record_type);
-  if (filter.record_ids) {
-    if (filter.record_ids.length === 0) return 0;
-    query = query.where("record_id", "in", filter.record_ids);
-  }
-  if (filter.customer_id !== undefined) query = query.where("customer_id", "=", filter.customer_id);
-  const result = await query.executeTakeFirst();
+  const { flow, record_type, record_ids, customer_id } = filter;
+  if (record_ids?.length === 0) return 0;
+  const result = await cancelUnheld(
+    db,
+    (jobs) => {
+      let query = jobs;
+      if (flow) query = query.where("flow", "=", flow);
+      if (record_type) query = query.where("record_type", "=", record_type);
+      if (record_ids) query = query.where("record_id", "in", record_ids);
+      if (customer_id !== undefined) query = query.where("customer_id", "=", customer_id);
+      return query;
+    },
+    reason,
+  ).executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
 
