@@ -34,16 +34,19 @@ const order = (id: string, i: number): OrderInput => ({ ...(parsed[i % 500] as O
 const database = await openDatabase({ kind: "postgres", url, poolSize: Number(connections) + 2 });
 try {
   let n = 0;
-  let end = Date.now() + Number(seconds) * 1000;
+  let done = 0;
+  const singlesStarted = Date.now();
+  let end = singlesStarted + Number(seconds) * 1000;
   await Promise.all(
     Array.from({ length: Number(connections) }, async () => {
       while (Date.now() < end) {
         const i = n++;
         await upsertOrder(database.db, store, order(`${prefix}-s${i}`, i), options);
+        done++;
       }
     }),
   );
-  const singleRps = n / Number(seconds);
+  const singleRps = done / ((Date.now() - singlesStarted) / 1000);
 
   let b = 0;
   let records = 0;

@@ -9,6 +9,7 @@ import { pino } from "pino";
 import { claimJobs, lockDueJobs } from "../src/automations/jobs.repository.js";
 import { recordingProvider, webhookProvider, type MessagingProvider } from "../src/automations/providers.js";
 import { runDueJobs, runJob } from "../src/automations/worker.js";
+import { retries } from "../src/db/index.js";
 import { ADMIN_TOKEN, FAST_WORKER, refuseInserts, startTestServer, testDb, type TestServer } from "./helpers.js";
 
 let server: TestServer;
@@ -328,6 +329,33 @@ describe("erased customers", () => {
     expect(await jobsFor("contact_sync", phone)).toHaveLength(0);
     const after = await server.db.selectFrom("contacts").selectAll().where("id", "=", contact.id).executeTakeFirstOrThrow();
     expect(after).toMatchObject({ first_name: null, lifetime_value: 0, tags: [], synced_at: null });
+  });
+
+  // Two connections: a worker's transaction holding the customer's job while the erasure arrives.
+  it.runIf(testDb === "postgres")("wait for a worker that holds one of their jobs, in the worker's order, never deadlocking with it", async () => {
+    const id = uid("held");
+    await push("customers", { external_id: id, phone: newPhone(), first_name: "Held" });
+    await settled();
+    const customer = await server.db.selectFrom("customers").select("id").where("external_id", "=", id).executeTakeFirstOrThrow();
+    const [job] = await jobsFor("contact_sync", id);
+    if (!job) throw new Error("no contact sync job");
+    const deadlocks = retries.deadlock;
+    const worker = await server.db.startTransaction().execute();
+    let erasure: Promise<number> | undefined;
+    try {
+      // As a worker's group holds its jobs, and then reads their customers.
+      await worker.selectFrom("automation_jobs").select("id").where("id", "=", job.id).forUpdate().execute();
+      erasure = server.request("DELETE", `/api/v1/stores/${tenant.store.id}/customers/${id}`, { key: tenant.key }).then((res) => res.status);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await worker.selectFrom("customers").select("id").where("id", "=", customer.id).forKeyShare().execute();
+      await worker.commit().execute();
+    } catch (error) {
+      await worker.rollback().execute();
+      throw error;
+    }
+    expect(await erasure).toBe(204);
+    expect(retries.deadlock).toBe(deadlocks);
+    expect(await server.db.selectFrom("customers").select("deleted_at").where("id", "=", customer.id).executeTakeFirstOrThrow()).toMatchObject({ deleted_at: expect.any(Date) });
   });
 });
 

@@ -84,6 +84,16 @@ export function cancelPendingRecoveries<DB extends Database>(qc: QueryCreator<DB
   );
 }
 
+/**
+ * Locks the customer's jobs until the transaction ends, waiting for a worker
+ * that holds some of them to finish: an erasure takes them first, then the
+ * contacts and the customer, the order a worker takes its jobs and then their
+ * rows in (the other order would deadlock with it).
+ */
+export async function lockJobsOfCustomer(trx: Trx, customerId: number): Promise<void> {
+  await trx.selectFrom("automation_jobs").select("id").where("customer_id", "=", customerId).orderBy("id").forUpdate().execute();
+}
+
 type JobFilter = { flow?: Flow; record_type?: RecordType; record_ids?: number[]; customer_id?: number };
 
 /** Cancels the pending jobs that match (see `cancelUnheld`); a job already running checks again when it runs. */

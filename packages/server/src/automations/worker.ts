@@ -174,8 +174,9 @@ export async function runDueJobs(
   const ran = await inTransaction(db, async (trx) => {
     const due = await lockDueJobs(trx, limit);
     taken(due.length);
-    // A claim would make this attempt `attempts + 1`: jobs out of attempts, and flows that lock for update, go one by one.
-    const grouped = (job: JobRow) => runsInGroups(job.flow) && job.attempts < options.maxAttempts;
+    // A claim would make this attempt `attempts + 1`: jobs out of attempts, flows that lock for update, and every
+    // job of a delivery that leaves the process (it must not happen inside the transaction) go one by one.
+    const grouped = (job: JobRow) => !provider.external && runsInGroups(job.flow) && job.attempts < options.maxAttempts;
     let together = due.filter(grouped);
     const outcomes =
       together.length === 0
@@ -242,8 +243,9 @@ function outboundOf(message: { id: string; store_id: number; flow: string; to_ph
  * `batchSize` jobs when delivery is local, one job otherwise): each group that
  * ends frees its slot for the next due jobs at once, so one slow delivery never
  * holds the others back. Any number of workers, in any number of processes, can
- * share one PostgreSQL: claiming skips locked rows, and a job whose worker died
- * is taken again once its lease runs out.
+ * share one PostgreSQL: taking jobs skips locked rows; a job whose worker died
+ * is due again at once when it was held by the worker's transaction (local
+ * delivery), or once its lease runs out when it was claimed.
  */
 export function startWorker(deps: { db: Db; logger: Logger; provider: MessagingProvider }, options: WorkerOptions): Worker {
   const id = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;

@@ -7,12 +7,13 @@ import v8 from "node:v8";
  * tenth more pushes a second and a lower p99, at about 150 MB). On the
  * embedded database: by a quarter, because PGlite's memory (about 140 MB)
  * shares the process and a heap kept near what is live holds it under 300 MB.
- * A `--heap-growing-percent` given to node wins. The young generation's size
+ * A `--heap-growing-percent` on node's command line wins (not one in
+ * NODE_OPTIONS, which node does not list among its arguments). The young generation's size
  * can only be set on node's command line: `pnpm start` gives it 4 MB
  * semi-spaces, for the embedded database's sake (8 MB made PostgreSQL pushes
  * a few percent faster, and the embedded process 10 MB larger).
  */
 export function tuneHeap(database: "postgres" | "embedded"): void {
-  if (process.execArgv.some((arg) => arg.startsWith("--heap-growing-percent"))) return;
+  if (process.execArgv.some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg))) return;
   v8.setFlagsFromString(`--heap-growing-percent=${database === "postgres" ? 100 : 25}`);
 }

@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from "kysely";
 import type { Executor, Trx } from "../../db/types.js";
 import { freshOrFail, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted } from "../../db/sql.js";
-import { insertJobRows } from "../../automations/jobs.repository.js";
+import { insertJobRows, lockJobsOfCustomer } from "../../automations/jobs.repository.js";
 
 /** The fields an upsert writes; absent ones keep their stored value. */
 export type CustomerFields = {
@@ -205,7 +205,8 @@ export function findActiveCustomer(db: Executor, storeId: number, externalId: st
 }
 
 /**
- * Locks what an erasure changes in the order every push takes the same rows:
+ * Locks what an erasure changes in the order every push and every worker take
+ * the same rows: the customer's automation jobs (see `lockJobsOfCustomer`),
  * the customer's contacts (by id), then the customer. The other order would
  * deadlock with a push for the same customer, which locks its contact first.
  * A contact linked while this waited is locked late (a rare deadlock, retried).
@@ -219,6 +220,7 @@ async function lockForErasure(db: Trx, storeId: number, externalId: string) {
     .where("deleted_at", "is", null)
     .executeTakeFirst();
   if (!found) return undefined;
+  await lockJobsOfCustomer(db, found.id);
   await db
     .selectFrom("contacts")
     .select("id")
