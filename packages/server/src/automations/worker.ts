@@ -177,7 +177,7 @@ export async function runDueJobs(
     // A claim would make this attempt `attempts + 1`: jobs out of attempts, flows that lock for update, and every
     // job of a delivery that leaves the process (it must not happen inside the transaction) go one by one.
     const grouped = (job: JobRow) => !provider.external && runsInGroups(job.flow) && job.attempts < options.maxAttempts;
-    let together = due.filter(grouped);
+    const together = due.filter(grouped);
     const outcomes =
       together.length === 0
         ? []
@@ -190,9 +190,9 @@ export async function runDueJobs(
               return true;
             },
           );
-    if (!outcomes) together = [];
-    const ids = new Set(together.map((job) => job.id));
-    const rest = due.filter((job) => !ids.has(job.id));
+    // What the group did not end (all of it, should the group have failed) is claimed and run one by one.
+    const ended = new Set(outcomes ? together : []);
+    const rest = due.filter((job) => !ended.has(job));
     const claimed = new Map((await claimHeldJobs(trx, rest.map((job) => job.id), workerId, options.leaseSeconds)).map((job) => [job.id, job]));
     return { count: due.length, outcomes: outcomes ?? [], alone: rest.flatMap((job) => claimed.get(job.id) ?? []) };
   });
