@@ -141,14 +141,19 @@ export async function cancelRecoveriesOfContactsBefore(
  * The due jobs, first due first: pending ones whose time has come, and running
  * ones whose worker's lease ran out (it died mid-flow). A paused store's jobs
  * wait until it is resumed.
+ *
+ * The statuses are written into the statement, not passed as parameters: only
+ * then can a plan made once for every run (a prepared statement's generic
+ * plan) prove it may read the index of due jobs, whose rows are those of
+ * these statuses, instead of scanning and sorting every job.
  */
 function dueJobs(db: Executor, limit: number) {
   return db
     .selectFrom("automation_jobs")
     .where((eb) =>
       eb.or([
-        eb.and([eb("status", "=", "pending"), eb("run_at", "<=", now())]),
-        eb.and([eb("status", "=", "running"), eb("locked_until", "<", now())]),
+        eb.and([eb("status", "=", sql.lit("pending")), eb("run_at", "<=", now())]),
+        eb.and([eb("status", "=", sql.lit("running")), eb("locked_until", "<", now())]),
       ]),
     )
     .where((eb) => eb.not(eb.exists(eb.selectFrom("stores").select("stores.id").whereRef("stores.id", "=", "automation_jobs.store_id").where("stores.paused", "=", true))))

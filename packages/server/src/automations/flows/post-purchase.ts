@@ -29,7 +29,7 @@ export const postPurchase = defineSetFlow({
 });
 
 /** Fires when the write created the order (an update never does). */
-export function postPurchaseJobs(store: TriggerStore, order: OrderRow, created: boolean, options: TriggerOptions) {
+export function postPurchaseJobs(store: TriggerStore, order: Pick<OrderRow, "id" | "external_id" | "customer_id">, created: boolean, options: TriggerOptions) {
   if (!created || options.backfill) return [];
   return [
     postPurchase.job(

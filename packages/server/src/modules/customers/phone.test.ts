@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { normalizePhone } from "./phone.js";
+import { normalizePhone, PHONES_REMEMBERED } from "./phone.js";
 
 describe("normalizePhone", () => {
   it.each([
@@ -23,5 +23,20 @@ describe("normalizePhone", () => {
     const result = normalizePhone(input, country);
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.message).toMatch(message);
+  });
+
+  it("reads a phone sent again, in the same or another country, as it read it the first time", () => {
+    for (let round = 0; round < 2; round++) {
+      expect(normalizePhone("020 7946 0958", "GB")).toEqual({ ok: true, e164: "+442079460958" });
+      expect(normalizePhone("020 7946 0958", "US")).toEqual({ ok: false, message: "is not a valid phone number" });
+      expect(normalizePhone("020 7946 0958", null)).toMatchObject({ ok: false, message: expect.stringMatching(/international format/) });
+    }
+  });
+
+  it("stays right after more distinct phones than it remembers", () => {
+    const phone = (i: number) => `${" ".repeat(Math.floor(i / 9000))}+1202555${String(1000 + (i % 9000)).slice(-4)}`;
+    for (let i = 0; i < PHONES_REMEMBERED + 10; i++) expect(normalizePhone(phone(i), "US")).toEqual({ ok: true, e164: phone(i).trim() });
+    expect(normalizePhone("415.555.2671", "US")).toEqual({ ok: true, e164: "+14155552671" });
+    expect(normalizePhone("+1 555 000 0000", "US")).toMatchObject({ ok: false });
   });
 });

@@ -1,9 +1,9 @@
-import { sql, type QueryCreator, type RawBuilder } from "kysely";
+import { sql, type QueryCreator, type RawBuilder, type Selectable } from "kysely";
 import { carriedColumns, freshOrFail, mergedColumns, notStale, notStaleFor, now, overTables, unnestRows, wasInserted } from "../../db/sql.js";
 import type { cancelRecoveriesForOrderRows } from "../../automations/flows/checkout-recovery.js";
 import type { insertJobRows } from "../../automations/jobs.repository.js";
 import { withCustomers, type CustomerWrite } from "../customers/customer.repository.js";
-import type { Database, Executor } from "../../db/types.js";
+import type { Database, Executor, OrderTable } from "../../db/types.js";
 import type { SharedOptionalColumns } from "../fields.js";
 
 export type OrderWrite = {
@@ -15,6 +15,14 @@ export type OrderWrite = {
   fulfillment_status?: string | null;
   source_updated_at?: string;
 } & SharedOptionalColumns;
+
+/**
+ * The columns a write answers with: what the response, the triggers and the
+ * recovery cancellation read. Not the line items, metadata and times nothing
+ * reads back, which would only be sent, parsed and dropped.
+ */
+export const WRITTEN_ORDER = ["id", "store_id", "external_id", "customer_id", "placed_at", "total_price", "currency", "financial_status", "fulfillment_status", "tags", "created_at"] as const;
+export type WrittenOrder = Pick<Selectable<OrderTable>, (typeof WRITTEN_ORDER)[number]>;
 
 /** An order's write as plain values (its tags as a list), for `upsertOrders`. */
 export type OrderValues = Omit<OrderWrite, "tags"> & { tags?: readonly string[] };
@@ -49,7 +57,7 @@ export function upsertOrders(db: Executor, storeId: number, orders: readonly Ord
     .columns(["store_id", ...columns])
     .expression(unnestRows([sql`${storeId}::bigint`], columns.map((name) => ({ name, type: orderTypes[name], values: orders.map((order) => order[name]) }))))
     .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(mergedColumns("orders", carriedColumns(orders))).where(notStale("orders")))
-    .returningAll()
+    .returning(WRITTEN_ORDER)
     .returning(wasInserted.as("inserted"))
     .execute();
 }
@@ -99,7 +107,8 @@ export function upsertOrderAlone(
     .with("jobs", (qc) => effects.jobs(overTables(qc)))
     .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
     .leftJoin("ord", (join) => join.onTrue())
-    .selectAll("ord")
+    .select(WRITTEN_ORDER.map((column) => `ord.${column}` as const))
+    .select("ord.inserted")
     .select(freshOrFail(sql<boolean>`ord.id is not null`).as("fresh"))
     .executeTakeFirstOrThrow();
 }
@@ -110,7 +119,7 @@ export function findOrder(db: Executor, storeId: number, externalId: string) {
 
 export function findOrders(db: Executor, storeId: number, externalIds: readonly string[]) {
   if (externalIds.length === 0) return Promise.resolve([]);
-  return db.selectFrom("orders").selectAll().where("store_id", "=", storeId).where("external_id", "in", externalIds).execute();
+  return db.selectFrom("orders").select(WRITTEN_ORDER).where("store_id", "=", storeId).where("external_id", "in", externalIds).execute();
 }
 
 export function updateOrder(db: Executor, storeId: number, externalId: string, changes: Partial<Omit<OrderWrite, "external_id">>) {

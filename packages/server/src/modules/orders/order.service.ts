@@ -4,7 +4,7 @@ import { cancelRecoveriesForOrderRows, cancelRecoveriesForOrders, contactSyncJob
 import { enqueueJobs, insertJobRows } from "../../automations/jobs.repository.js";
 import { olderThanStored } from "../../db/sql.js";
 import { inTransaction } from "../../db/transaction.js";
-import type { Db, OrderRow } from "../../db/types.js";
+import type { Db } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
@@ -29,7 +29,7 @@ export async function getOrder(db: Db, store: StoreContext, externalId: string):
   };
 }
 
-export function toOrder(row: OrderRow): Order {
+export function toOrder(row: repo.WrittenOrder): Order {
   return {
     external_id: row.external_id,
     store_id: row.store_id,
@@ -81,7 +81,7 @@ export async function upsertOrder(
         }),
       );
       if (row.id === null) throw new Error("an order was not written");
-      return { order: toOrder(row as OrderRow), created: inserted === true };
+      return { order: toOrder(row as repo.WrittenOrder), created: inserted === true };
     },
     async () => {
       const row = await repo.findOrder(db, store.id, input.external_id);
@@ -108,7 +108,7 @@ export async function upsertOrders(
     const older = await olderThanStored(trx, "orders", store.id, inputs);
     const applied = inputs.filter((input) => !older.has(input.external_id));
     const customers = await upsertEmbeddedCustomers(trx, store, applied.map((input) => input.customer), options);
-    const written = new Map<string, OrderRow & { inserted: boolean }>();
+    const written = new Map<string, repo.WrittenOrder & { inserted: boolean }>();
     const writes = applied.map((input) => orderValues(input, customers.rowOf(input.customer).id));
     for (const group of byShape(writes, (write) => write, (write) => write.external_id)) {
       for (const row of await repo.upsertOrders(trx, store.id, group)) written.set(row.external_id, row);
