@@ -7,27 +7,41 @@ export const MAX_JSON_DEPTH = 32;
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
+/** A field's place in the body, from its parent: spelled out only when a problem names it. */
+type Path = { key: string; parent: Path | undefined } | undefined;
+
+const spelled = (path: Path): string => (path === undefined ? "" : path.parent === undefined ? path.key : `${spelled(path.parent)}.${path.key}`);
+
+/**
+ * Text that may hold what PostgreSQL cannot store: in JSON, a NUL character or
+ * a lone surrogate can only come as a `\u` escape (raw, the one is a syntax
+ * error and the other invalid UTF-8). A body without such an escape has no
+ * text to check, only its depth.
+ */
+const MAYBE_UNSTORABLE = /\\u(?:0000|d[89a-f])/i;
+
 /**
  * Finds what PostgreSQL cannot store, so it is a 422 on the field rather than a
- * failed write: NUL characters and lone surrogates, and nesting deeper than
- * any real payload needs.
+ * failed write: NUL characters and lone surrogates (when `texts`), and nesting
+ * deeper than any real payload needs.
  */
-function unstorable(value: unknown, path: string[], details: ErrorDetail[]): void {
+function unstorable(value: unknown, path: Path, depth: number, texts: boolean, details: ErrorDetail[]): void {
   if (details.length >= 20) return;
   if (typeof value === "string") {
-    const problem = unstorableText(value);
-    if (problem) details.push({ path: path.join("."), message: problem });
+    const problem = texts ? unstorableText(value) : undefined;
+    if (problem) details.push({ path: spelled(path), message: problem });
     return;
   }
   if (typeof value !== "object" || value === null) return;
-  if (path.length >= MAX_JSON_DEPTH) {
-    details.push({ path: path.join("."), message: `must not be nested more than ${MAX_JSON_DEPTH} levels deep` });
+  if (depth >= MAX_JSON_DEPTH) {
+    details.push({ path: spelled(path), message: `must not be nested more than ${MAX_JSON_DEPTH} levels deep` });
     return;
   }
-  for (const [key, inner] of Object.entries(value)) {
-    const problem = unstorableText(key);
-    if (problem) details.push({ path: [...path, key].join("."), message: problem });
-    unstorable(inner, [...path, key], details);
+  for (const key in value) {
+    const field: Path = { key, parent: path };
+    const problem = texts ? unstorableText(key) : undefined;
+    if (problem) details.push({ path: spelled(field), message: problem });
+    unstorable((value as Record<string, unknown>)[key], field, depth + 1, texts, details);
   }
 }
 
@@ -40,8 +54,10 @@ export function readJsonObject(req: Request): { value: Record<string, unknown> }
   if (mediaType !== "application/json") return { problem: new AppError("UNSUPPORTED_MEDIA_TYPE") };
   const raw: unknown = req.body;
   let value: unknown;
+  let text: string;
   try {
-    value = JSON.parse(utf8.decode(Buffer.isBuffer(raw) ? raw : Buffer.alloc(0)));
+    text = utf8.decode(Buffer.isBuffer(raw) ? raw : Buffer.alloc(0));
+    value = JSON.parse(text);
   } catch {
     return { problem: new AppError("MALFORMED_JSON") };
   }
@@ -49,7 +65,7 @@ export function readJsonObject(req: Request): { value: Record<string, unknown> }
     return { problem: new AppError("VALIDATION_FAILED", [{ path: "", message: "must be a JSON object" }]) };
   }
   const details: ErrorDetail[] = [];
-  unstorable(value, [], details);
+  unstorable(value, undefined, 0, MAYBE_UNSTORABLE.test(text), details);
   if (details.length > 0) return { problem: new AppError("VALIDATION_FAILED", details) };
   return { value: { ...(value as Record<string, unknown>) } };
 }

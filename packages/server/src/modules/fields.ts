@@ -65,7 +65,9 @@ export async function orStored<R>(write: () => Promise<R>, stored: () => Promise
 
 /** The given fields that are not `undefined`: what a merge writes. */
 export function presentOnly<T extends Record<string, unknown>>(fields: T): Partial<T> {
-  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
+  const present: Partial<T> = {};
+  for (const key in fields) if (fields[key] !== undefined) present[key] = fields[key];
+  return present;
 }
 
 /**
