@@ -728,6 +728,29 @@ describe("jobs run together", () => {
     expect(await run()).toBe(0);
   });
 
+  it("a job whose message an earlier attempt recorded delivers that message, with its id and content, once", async () => {
+    const { jobs, outcome } = await dueJobs(2);
+    const [earlier, fresh] = jobs.filter((job) => job.flow === "post_purchase");
+    if (!earlier || !fresh) throw new Error("no post-purchase jobs");
+    // An earlier attempt (a webhook delivery that did not go through) recorded its message and stopped.
+    const content = { template: "post_purchase", first_name: "Earlier", order: { external_id: earlier.record_external_id, total_price: "1.00", currency: "USD", placed_at: "2026-11-01T00:00:00.000Z" } };
+    const first = await own.db
+      .insertInto("messages")
+      .values({ store_id: earlier.store_id, job_id: earlier.id, flow: "post_purchase", customer_id: earlier.customer_id, to_phone: "+12025550100", content: JSON.stringify(content), provider: "webhook", status: "pending" })
+      .returning(["id"])
+      .executeTakeFirstOrThrow();
+    const delivered: Array<{ id: string; to: string | null; content: unknown }> = [];
+    const capturing: MessagingProvider = { name: "record", external: false, deliver: (message) => (delivered.push(message), Promise.resolve()) };
+    await runDueJobs({ db: own.db, logger: pino({ level: "silent" }), provider: capturing, workerId: "worker-a" }, FAST_WORKER, 1000);
+    expect(delivered.filter((message) => message.id === first.id)).toEqual([{ id: first.id, store_id: earlier.store_id, flow: "post_purchase", to: "+12025550100", content, created_at: expect.any(String) }]);
+    // The other job's message is the one its run made, as recorded.
+    const { messages } = await outcome();
+    const made = messages.find((message) => message.job_id === fresh.id);
+    expect(made?.content).toMatchObject({ template: "post_purchase", order: { external_id: fresh.record_external_id } });
+    expect(delivered.find((message) => message.content !== null && (message.content as { order?: { external_id: string } }).order?.external_id === fresh.record_external_id)?.content).toEqual(made?.content);
+    expect(messages.filter((message) => message.job_id === earlier.id)).toHaveLength(1);
+  });
+
   it("a worker that stops mid-way leaves its jobs due as they were, and two workers never run the same job", async () => {
     const { jobs, run, outcome } = await dueJobs(4);
     const trx = await own.db.startTransaction().execute();

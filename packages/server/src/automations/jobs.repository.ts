@@ -188,9 +188,13 @@ export async function claimJobs(db: Executor, workerId: string, leaseSeconds: nu
  * them, and should it not commit (its worker died), they are due again as they
  * were. SKIP LOCKED keeps every other worker off them meanwhile.
  */
-export function lockDueJobs(trx: Trx, limit: number): Promise<JobRow[]> {
-  return dueJobs(trx, limit).selectAll().forUpdate().skipLocked().execute();
+export function lockDueJobs(trx: Trx, limit: number): Promise<DueJob[]> {
+  return dueJobs(trx, limit).select(DUE_JOB).forUpdate().skipLocked().execute();
 }
+
+/** What running a due job set-based reads of it (see `lockDueJobs`): not its times, key or bookkeeping. */
+export const DUE_JOB = ["id", "store_id", "flow", "record_type", "record_id", "customer_id", "payload", "attempts"] as const;
+export type DueJob = Pick<JobRow, (typeof DUE_JOB)[number]>;
 
 /** Claims jobs this transaction holds (see `lockDueJobs`), as `claimJobs` does. */
 export function claimHeldJobs(trx: Trx, ids: readonly number[], workerId: string, leaseSeconds: number): Promise<JobRow[]> {
@@ -270,12 +274,20 @@ export async function recordMessage(db: Executor, message: NewMessage, status: "
     .executeTakeFirstOrThrow();
 }
 
-/** Records the messages of many jobs in one statement, each once (see `recordMessage`): by job id. */
-export async function recordMessages(db: Executor, messages: readonly NewMessage[], status: "pending" | "sent") {
-  if (messages.length === 0) return new Map<number, MessageRow>();
+/** A message as `recordMessages` recorded it: what leaves the process of it. */
+export type RecordedMessage = Pick<MessageRow, "id" | "job_id" | "store_id" | "flow" | "to_phone" | "content" | "created_at">;
+
+/**
+ * Records the messages of many jobs in one statement, each once (see
+ * `recordMessage`): by job id. The content comes back only for a message that
+ * was already recorded (its first content stays); a new one's is what was sent.
+ */
+export async function recordMessages(db: Executor, messages: readonly NewMessage[], status: "pending" | "sent"): Promise<Map<number, RecordedMessage>> {
+  if (messages.length === 0) return new Map();
   const column = <T>(pick: (message: NewMessage) => T) => messages.map(pick);
   // One statement of constant text for any number of messages (each column an array).
-  const { rows } = await sql<MessageRow>`
+  // `content` is null here for a message this statement recorded.
+  const { rows } = await sql<RecordedMessage>`
     insert into messages (store_id, job_id, flow, customer_id, contact_id, to_phone, content, provider, status, sent_at)
     select m.store_id, m.job_id, m.flow, m.customer_id, m.contact_id, m.to_phone, m.content, m.provider, ${status}::text, case when ${status}::text = 'sent' then now() end
     from unnest(
@@ -284,8 +296,9 @@ export async function recordMessages(db: Executor, messages: readonly NewMessage
       ${column((m) => JSON.stringify(m.content))}::jsonb[], ${column((m) => m.provider)}::text[]
     ) as m(store_id, job_id, flow, customer_id, contact_id, to_phone, content, provider)
     on conflict (job_id) do update set job_id = excluded.job_id
-    returning *`.execute(db);
-  return new Map(rows.map((row) => [Number(row.job_id), row]));
+    returning id, job_id, store_id, flow, to_phone, created_at, case when xmax <> 0 then content end as content`.execute(db);
+  const sent = new Map(messages.map((message) => [message.job_id, message.content]));
+  return new Map(rows.map((row) => [Number(row.job_id), { ...row, content: row.content ?? sent.get(Number(row.job_id)) }]));
 }
 
 /** Marks the job's message sent and the job succeeded, in one statement; false when this worker no longer holds the job. */

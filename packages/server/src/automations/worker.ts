@@ -7,7 +7,7 @@ import { errorForLog, type Logger } from "../logger.js";
 import { formatTimestamp } from "../time.js";
 import { decide, decideMany, runsInGroups } from "./flows/index.js";
 import { isCustomerErased } from "./flows/flow.repository.js";
-import { claimHeldJobs, claimJobs, completeDelivery, endHeldJobs, finishJob, lockDueJobs, recordMessage, recordMessages, setMessageStatus, type NewMessage } from "./jobs.repository.js";
+import { claimHeldJobs, claimJobs, completeDelivery, endHeldJobs, finishJob, lockDueJobs, recordMessage, recordMessages, setMessageStatus, type DueJob, type NewMessage } from "./jobs.repository.js";
 import type { MessagingProvider, OutboundMessage } from "./providers.js";
 
 export type WorkerOptions = {
@@ -176,7 +176,7 @@ export async function runDueJobs(
     taken(due.length);
     // A claim would make this attempt `attempts + 1`: jobs out of attempts, flows that lock for update, and every
     // job of a delivery that leaves the process (it must not happen inside the transaction) go one by one.
-    const grouped = (job: JobRow) => !provider.external && runsInGroups(job.flow) && job.attempts < options.maxAttempts;
+    const grouped = (job: DueJob) => !provider.external && runsInGroups(job.flow) && job.attempts < options.maxAttempts;
     const together = due.filter(grouped);
     const outcomes =
       together.length === 0
@@ -206,7 +206,7 @@ export async function runDueJobs(
 }
 
 /** The set-based run of `runDueJobs`, inside its transaction: each job's decision, its message, its end. */
-async function runTogether(trx: Trx, provider: MessagingProvider, workerId: string, jobs: readonly JobRow[]) {
+async function runTogether(trx: Trx, provider: MessagingProvider, workerId: string, jobs: readonly DueJob[]) {
   const decided = await decideMany(trx, jobs);
   const messages: NewMessage[] = decided.flatMap(({ job, decision }) =>
     decision.send

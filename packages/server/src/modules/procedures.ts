@@ -104,10 +104,11 @@ export function upsertProcedure<Body extends z.ZodType, Record extends object>(s
       },
     })
     .input(storeParams)
-    .use(({ ctx, next }) => next({ ctx: { body: parsedBody(ctx, spec.body, spec.phonePaths) } }))
     .output<z.ZodType<object, object>>(spec.output)
     .mutation(async ({ ctx }) => {
-      const { record, created, stale } = await push({ db: ctx.db, store: ctx.store, options: { backfill: ctx.backfill } }, ctx.body, ctx.logger);
+      // Parsed here rather than in a middleware of its own: each step of tRPC's chain copies the context.
+      const body = parsedBody(ctx, spec.body, spec.phonePaths);
+      const { record, created, stale } = await push({ db: ctx.db, store: ctx.store, options: { backfill: ctx.backfill } }, body, ctx.logger);
       ctx.response.status = created ? 201 : 200;
       if (stale) ctx.response.headers = { ...ctx.response.headers, "X-Stale-Write": "ignored" };
       return record;
@@ -140,10 +141,10 @@ export function patchProcedure<Body extends z.ZodType, Record extends object>(sp
       },
     })
     .input(recordParams)
-    .use(({ ctx, next }) => next({ ctx: { body: parsedBody(ctx, spec.body, []) } }))
     .output<z.ZodType<object, object>>(spec.output)
     .mutation(async ({ ctx, input }) => {
-      const { record, stale } = await spec.update({ db: ctx.db, store: ctx.store, options: { backfill: ctx.backfill } }, input.external_id, ctx.body);
+      const body = parsedBody(ctx, spec.body, []);
+      const { record, stale } = await spec.update({ db: ctx.db, store: ctx.store, options: { backfill: ctx.backfill } }, input.external_id, body);
       if (stale) ctx.response.headers = { ...ctx.response.headers, "X-Stale-Write": "ignored" };
       return record;
     });

@@ -1,7 +1,7 @@
 import type { Flow, FlowContent } from "@commerce-ingest/shared";
 import type { z } from "zod";
 import type { JobRow, RecordType, Trx } from "../../db/types.js";
-import type { NewJob } from "../jobs.repository.js";
+import type { DueJob, NewJob } from "../jobs.repository.js";
 
 /** Whether a push is historical data: a backfill starts no flow. */
 export type TriggerOptions = { backfill: boolean };
@@ -57,7 +57,7 @@ export type FlowDefinition<F extends Flow = Flow, P extends z.ZodType = z.ZodTyp
    * order: present when the flow is decided set-based (see `defineSetFlow`),
    * so its jobs can share a transaction.
    */
-  decideMany?: (trx: Trx, jobs: readonly JobRow[]) => Promise<Array<FlowDecision<F>>>;
+  decideMany?: (trx: Trx, jobs: readonly DueJob[]) => Promise<Array<FlowDecision<F>>>;
 };
 
 export function defineFlow<F extends Flow, P extends z.ZodType>(definition: Definition<F, P>): FlowDefinition<F, P> {
@@ -93,7 +93,7 @@ type SetDefinition<F extends Flow, P extends z.ZodType, Row> = Omit<Definition<F
  */
 export function defineSetFlow<F extends Flow, P extends z.ZodType, Row>(definition: SetDefinition<F, P, Row>): FlowDefinition<F, P> {
   const { load, decideFrom, apply, ...rest } = definition;
-  const decideMany = async (trx: Trx, jobs: readonly JobRow[]) => {
+  const decideMany = async (trx: Trx, jobs: readonly DueJob[]) => {
     const rows = await load(trx, [...new Set(jobs.map((job) => job.record_id))]);
     const decisions = jobs.map((job) => decideFrom(rows.get(job.record_id), definition.payload.parse(job.payload)));
     await apply?.(trx, decisions.filter((decision): decision is Extract<FlowDecision<F>, { send: true }> => decision.send));

@@ -1,5 +1,6 @@
 import type { Flow } from "@commerce-ingest/shared";
 import type { JobRow, Trx } from "../../db/types.js";
+import type { DueJob } from "../jobs.repository.js";
 import { checkoutRecovery } from "./checkout-recovery.js";
 import { contactSync } from "./contact-sync.js";
 import type { FlowDecision, FlowDefinition } from "./flow.js";
@@ -29,8 +30,8 @@ export function decide(trx: Trx, job: JobRow): Promise<FlowDecision> {
 export const runsInGroups = (flow: Flow): boolean => FLOW_DEFINITIONS[flow].decideMany !== undefined;
 
 /** Decides many jobs of set-based flows, each flow's records read in one statement: each job with its decision. */
-export async function decideMany(trx: Trx, jobs: readonly JobRow[]): Promise<Array<{ job: JobRow; decision: FlowDecision }>> {
-  const decided: Array<{ job: JobRow; decision: FlowDecision }> = [];
+export async function decideMany<J extends DueJob>(trx: Trx, jobs: readonly J[]): Promise<Array<{ job: J; decision: FlowDecision }>> {
+  const decided: Array<{ job: J; decision: FlowDecision }> = [];
   for (const flow of new Set(jobs.map((job) => job.flow))) {
     const ofFlow = jobs.filter((job) => job.flow === flow);
     const decideAll = FLOW_DEFINITIONS[flow].decideMany;
