@@ -1,9 +1,10 @@
 // Reference (b), "the database alone running the push's SQL": the service's own order code (the
 // statements a push and a batch send, built as the service builds them), called from a loop with
 // no HTTP, no body parsing of requests, no worker and no rate limit, on the bench's database and store.
-// `tsx push-sql.ts <DATABASE_URL> <store_id> <seconds> <connections> <prefix>` prints
+// `tsx push-sql.ts <DATABASE_URL | embedded:<data dir>> <store_id> <seconds> <connections> <prefix>` prints
 // `{ singleRps, batchRecordsPerSecond }` as JSON: single order pushes from `connections` loops, then
-// batches of 1,000 orders from two loops, as the bench's own scenarios send them.
+// batches of 1,000 orders from two loops, as the bench's own scenarios send them. On the embedded
+// database (the data directory of a service that has stopped) it measures the single pushes only.
 import { orderInputSchema, type OrderInput } from "@commerce-ingest/shared";
 import type { StoreContext } from "../src/auth/store-context.js";
 import { openDatabase } from "../src/db/index.js";
@@ -31,7 +32,8 @@ const parsed = Array.from({ length: 500 }, (_, i) =>
 );
 const order = (id: string, i: number): OrderInput => ({ ...(parsed[i % 500] as OrderInput), external_id: id, total_price: 19.99 + (i % 100) });
 
-const database = await openDatabase({ kind: "postgres", url, poolSize: Number(connections) + 2 });
+const embeddedDir = url.startsWith("embedded:") ? url.slice("embedded:".length) : undefined;
+const database = await openDatabase(embeddedDir ? { kind: "embedded", dataDir: embeddedDir } : { kind: "postgres", url, poolSize: Number(connections) + 2 });
 try {
   let n = 0;
   let done = 0;
@@ -47,6 +49,10 @@ try {
     }),
   );
   const singleRps = done / ((Date.now() - singlesStarted) / 1000);
+  if (embeddedDir) {
+    process.stdout.write(JSON.stringify({ singleRps }));
+    process.exit(0);
+  }
 
   let b = 0;
   let records = 0;

@@ -8,7 +8,7 @@
 //   (b) the database alone, no HTTP: the push's own statements (push-sql.ts: the service's order code
 //   called from a loop, single pushes and batches of 1,000), and the bare route's key lookup and upsert
 //   from a pg loop (one row, and 1,000 rows per statement); for the embedded mode, PGlite alone running
-//   the bare route's key lookup and upsert.
+//   the push's own statements (push-sql.ts on the stopped service's data) and the bare route's key lookup and upsert.
 // Writes docs/benchmarks.json and docs/benchmarks.md (quoted by the README).
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
@@ -265,9 +265,12 @@ try {
   const embeddedOrders = await load(embeddedTarget, "order-new");
   record("embedded: order push, new keys", embeddedOrders);
   await stop(embedded.child);
+  // The embedded database alone running the push's own statements: the service's order code, on its data, once it has stopped.
+  const embeddedPushSql = pushSqlAlone(`embedded:${dataDir}`, embedded.storeId);
   fs.rmSync(dataDir, { recursive: true, force: true });
+  record("reference: embedded database alone, the order push's own statements", { rps: embeddedPushSql.singleRps, p50: "-", p99: "-" });
   const pgliteAlone = await embeddedAlone();
-  record("reference: embedded database alone (PGlite loop)", { rps: pgliteAlone, p50: "-", p99: "-" });
+  record("reference: embedded database alone, bare upsert (PGlite loop)", { rps: pgliteAlone, p50: "-", p99: "-" });
 
   const ratio = (a, b) => (b > 0 ? a / b : 0);
   const targets = [
