@@ -7,6 +7,7 @@ import { AUTH_FAILURE_LIMIT, createLeasedRateLimiter, createRateLimiter } from "
 import { startRequestLog } from "./modules/requests/request-log.service.js";
 import { openDatabase, type DatabaseHandle } from "./db/index.js";
 import { migrateToLatest } from "./db/migrate.js";
+import { startUpkeep } from "./db/upkeep.js";
 import type { Env } from "./env.js";
 import { createApp } from "./http/app.js";
 import { createHttpServer } from "./http/http-server.js";
@@ -49,6 +50,8 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
     const requestLog = startRequestLog(database.db, logger, env.console.requestLogSeconds);
     const accessCache = new AccessCache();
     const stopAccessSync = await startAccessSync(database, accessCache, logger);
+    // PostgreSQL runs its own autovacuum; the embedded database has none.
+    const stopUpkeep = database.kind === "embedded" ? startUpkeep(database.db, logger) : async () => {};
     const app = createApp(
       {
         db: database.db,
@@ -94,6 +97,7 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
         await worker?.stop();
         await requestLog.close();
         await stopAccessSync();
+        await stopUpkeep();
         await database.close();
         logger.info("stopped");
       })();

@@ -79,7 +79,8 @@ export function cancelPendingRecoveries<DB extends Database>(qc: QueryCreator<DB
   // Any statement's CTEs, over the tables every statement has.
   return cancelUnheld(
     qc as unknown as QueryCreator<Database>,
-    (jobs) => jobs.where("flow", "=", "checkout_recovery").where("record_type", "=", "checkout").where("record_id", "in", checkoutIds),
+    // Named in the statement, not passed: a plan made once for every run then reads the index of recoveries.
+    (jobs) => jobs.where("flow", "=", sql.lit("checkout_recovery")).where("record_type", "=", sql.lit("checkout")).where("record_id", "in", checkoutIds),
     reason,
   );
 }
@@ -104,8 +105,9 @@ export async function cancelPendingJobs(db: Executor, filter: JobFilter, reason:
     db,
     (jobs) => {
       let query = jobs;
-      if (flow) query = query.where("flow", "=", flow);
-      if (record_type) query = query.where("record_type", "=", record_type);
+      // Named in the statement, not passed (see `cancelPendingRecoveries`).
+      if (flow) query = query.where("flow", "=", sql.lit(flow));
+      if (record_type) query = query.where("record_type", "=", sql.lit(record_type));
       if (record_ids) query = query.where("record_id", "in", record_ids);
       if (customer_id !== undefined) query = query.where("customer_id", "=", customer_id);
       return query;
