@@ -35,7 +35,7 @@ const envSchema = z.object({
   RUN_WORKER: bool.default(true),
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
   /** Jobs one worker slot runs in one transaction (local delivery). */
-  WORKER_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(100),
+  WORKER_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(250),
   /** Server processes sharing the port (PostgreSQL only): more cores for the API. */
   CLUSTER_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   WORKER_POLL_MS: z.coerce.number().int().min(10).default(500),

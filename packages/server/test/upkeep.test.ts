@@ -30,6 +30,15 @@ describe.runIf(testDb === "embedded")("the embedded database's upkeep", () => {
         from pg_stat_user_tables where relname = ${table}`.execute(database.handle.db)
     ).rows[0];
 
+  /** A table of `rows` rows, each updated once: as many dead rows, reported. */
+  const tableWithDeadRows = async (table: string, rows: number) => {
+    const db = database.handle.db;
+    await sql`create table ${sql.table(table)} (id int primary key, v int)`.execute(db);
+    await sql`insert into ${sql.table(table)} select g, g from generate_series(1, ${rows}::int) g`.execute(db);
+    await sql`update ${sql.table(table)} set v = v + 1`.execute(db);
+    await flushStats();
+  };
+
   beforeAll(async () => {
     database = await createTestDatabase();
   });
@@ -39,10 +48,7 @@ describe.runIf(testDb === "embedded")("the embedded database's upkeep", () => {
 
   it("reclaims the dead rows of the table furthest past its rule, and analyzes it", async () => {
     const db = database.handle.db;
-    await sql`create table upkeep_probe (id int primary key, v int)`.execute(db);
-    await sql`insert into upkeep_probe select g, g from generate_series(1, 5000) g`.execute(db);
-    await sql`update upkeep_probe set v = v + 1`.execute(db);
-    await flushStats();
+    await tableWithDeadRows("upkeep_probe", 5000);
     expect((await stats("upkeep_probe"))?.dead).toBeGreaterThanOrEqual(5000);
     // Other tables may be past their rule too; each run tends to the furthest one.
     let done: Awaited<ReturnType<typeof upkeep>>;
@@ -56,10 +62,7 @@ describe.runIf(testDb === "embedded")("the embedded database's upkeep", () => {
 
   it("runs by itself, a step at a time, until stopped", async () => {
     const db = database.handle.db;
-    await sql`create table upkeep_timed (id int primary key, v int)`.execute(db);
-    await sql`insert into upkeep_timed select g, g from generate_series(1, 2000) g`.execute(db);
-    await sql`update upkeep_timed set v = v + 1`.execute(db);
-    await flushStats();
+    await tableWithDeadRows("upkeep_timed", 2000);
     const stop = startUpkeep(db, createLogger("silent"), 20);
     try {
       const deadline = Date.now() + 10_000;
