@@ -17,10 +17,10 @@ export const UPKEEP_EVERY_MS = 5_000;
 const VACUUM = { threshold: 50, scale: 0.2 };
 const ANALYZE = { threshold: 50, scale: 0.1 };
 
-type TableStats = { table: string; live: number; dead: number; changed: number };
+type TableStats = { schema: string; table: string; live: number; dead: number; changed: number };
 
 /** What a table needs now by autovacuum's rule, and how far past it: `vacuum (analyze)` first, then `analyze`. */
-export function upkeepOf({ live, dead, changed }: Omit<TableStats, "table">): { did: "vacuum" | "analyze"; past: number } | undefined {
+export function upkeepOf({ live, dead, changed }: Pick<TableStats, "live" | "dead" | "changed">): { did: "vacuum" | "analyze"; past: number } | undefined {
   const vacuum = dead / (VACUUM.threshold + VACUUM.scale * live);
   if (vacuum > 1) return { did: "vacuum", past: vacuum };
   const analyze = changed / (ANALYZE.threshold + ANALYZE.scale * live);
@@ -38,17 +38,18 @@ export function upkeepOf({ live, dead, changed }: Omit<TableStats, "table">): { 
  */
 export async function upkeep(db: Db): Promise<{ table: string; did: "vacuum" | "analyze" } | undefined> {
   const { rows } = await sql<TableStats>`
-    select relname as table, n_live_tup::float8 as live, n_dead_tup::float8 as dead, n_mod_since_analyze::float8 as changed
+    select schemaname as schema, relname as table, n_live_tup::float8 as live, n_dead_tup::float8 as dead, n_mod_since_analyze::float8 as changed
     from pg_stat_user_tables`.execute(db);
   // A vacuum (which analyzes too) before any analyze; then the table furthest past its rule.
   const rank = (need: { did: "vacuum" | "analyze"; past: number }) => (need.did === "vacuum" ? 1e12 : 0) + need.past;
-  let next: { table: string; did: "vacuum" | "analyze"; past: number } | undefined;
+  let next: { schema: string; table: string; did: "vacuum" | "analyze"; past: number } | undefined;
   for (const stats of rows) {
     const need = upkeepOf(stats);
-    if (need && (!next || rank(need) > rank(next))) next = { table: stats.table, ...need };
+    if (need && (!next || rank(need) > rank(next))) next = { schema: stats.schema, table: stats.table, ...need };
   }
   if (!next) return undefined;
-  await (next.did === "vacuum" ? sql`vacuum (analyze) ${sql.table(next.table)}` : sql`analyze ${sql.table(next.table)}`).execute(db);
+  const table = sql.table(`${next.schema}.${next.table}`);
+  await (next.did === "vacuum" ? sql`vacuum (analyze) ${table}` : sql`analyze ${table}`).execute(db);
   return { table: next.table, did: next.did };
 }
 
