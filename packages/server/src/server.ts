@@ -50,8 +50,8 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
     const requestLog = startRequestLog(database.db, logger, env.console.requestLogSeconds);
     const accessCache = new AccessCache();
     const stopAccessSync = await startAccessSync(database, accessCache, logger);
-    // PostgreSQL runs its own autovacuum; the embedded database has none.
-    const stopUpkeep = database.kind === "embedded" ? startUpkeep(database.db, logger) : async () => {};
+    // The embedded database's autovacuum; on PostgreSQL, analyzes that do not wait for autovacuum's next look.
+    const stopUpkeep = startUpkeep(database.db, database.kind, logger);
     const app = createApp(
       {
         db: database.db,
