@@ -36,12 +36,16 @@ export function upkeepOf({ live, dead, changed }: Pick<TableStats, "live" | "dea
   return undefined;
 }
 
-/** The table furthest past its rule, among those this role owns (no other may be vacuumed or analyzed). */
+/**
+ * The table furthest past its rule, among the service's own: those of its
+ * schema (the first on its search path, where its migrations create them)
+ * that its role owns (no other may be vacuumed or analyzed).
+ */
 async function neediest(db: Db, vacuums: boolean): Promise<(Need & { schema: string; table: string }) | undefined> {
   const { rows } = await sql<TableStats>`
     select s.schemaname as schema, s.relname as table, s.n_live_tup::float8 as live, s.n_dead_tup::float8 as dead, s.n_mod_since_analyze::float8 as changed
     from pg_stat_user_tables as s join pg_class as c on c.oid = s.relid
-    where pg_has_role(c.relowner, 'USAGE')`.execute(db);
+    where s.schemaname = current_schema() and pg_has_role(c.relowner, 'USAGE')`.execute(db);
   // A vacuum (which analyzes too) before any analyze; then the table furthest past its rule.
   const rank = (need: Need) => (need.did === "vacuum" ? 1e12 : 0) + need.past;
   let next: (Need & { schema: string; table: string }) | undefined;
