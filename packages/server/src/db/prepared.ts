@@ -36,7 +36,24 @@ export const retries = { deadlock: 0, serialization: 0, stale_plan: 0 };
  * failed with it and is retried whole by `inTransaction`.
  */
 export function prepareRepeated(client: pg.PoolClient): void {
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const own = client.query.bind(client) as (...args: unknown[]) => unknown;
+  /**
+   * A statement whose answer did not come in time (the client's read timeout:
+   * a frozen or unreachable server) leaves the connection in a state the
+   * client no longer knows: the statement may still run, a transaction may
+   * still be open on it, and a ROLLBACK queued behind it is dropped unsent
+   * when it times out too. Such a connection is closed, so that nothing of a
+   * later request can run inside what it left open; the pool replaces it.
+   */
+  const query = (...args: unknown[]): unknown => {
+    const result = own(...args);
+    if (result instanceof Promise) {
+      result.catch((error: unknown) => {
+        if (error instanceof Error && /Query read timeout/i.test(error.message)) void client.end().catch(() => {});
+      });
+    }
+    return result;
+  };
   const names = new Map<string, string>();
   let next = 0;
   let inTransaction = false;
