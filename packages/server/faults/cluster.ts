@@ -21,6 +21,8 @@ function binDir(): string | undefined {
  */
 export type Cluster = {
   url: string;
+  /** The server's log file (gone once the cluster is destroyed). */
+  log: string;
   restart(): Promise<void>;
   stop(mode: "fast" | "immediate"): Promise<void>;
   start(): Promise<void>;
@@ -68,6 +70,7 @@ export async function createCluster(port: number): Promise<Cluster> {
 
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    log: path.join(dir, "log"),
     restart: async () => void (await pg("pg_ctl", ["-D", data, "-o", options, "-l", path.join(dir, "log"), "-w", "-m", "fast", "restart"])),
     stop: async (mode) => void (await pg("pg_ctl", ["-D", data, "-w", "-m", mode, "stop"])),
     start,

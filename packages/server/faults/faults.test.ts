@@ -1,4 +1,6 @@
+import fs from "node:fs";
 import net from "node:net";
+import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { operator, startProcess, stopAll, tempDir, type Proc } from "../test/processes.js";
@@ -28,7 +30,8 @@ const freePort = () =>
   });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-type Outcome = { id: string; status: number; ms: number };
+/** A push: its id (also sent as its X-Request-Id, so the service's logs name it), its answer's status (0: none), when it started, how long it took. */
+type Outcome = { id: string; status: number; at: number; ms: number };
 
 const unavailable = clusterUnavailableReason();
 if (unavailable && process.env.CI) throw new Error(`Fault tests cannot run: ${unavailable}`);
@@ -69,16 +72,16 @@ describe.runIf(!unavailable)("faults under load", () => {
         try {
           const res = await fetch(`${url}/api/v1/stores/${String(store.id)}/orders`, {
             method: "POST",
-            headers: { Authorization: `Bearer ${String(key.key)}`, "Content-Type": "application/json" },
+            headers: { Authorization: `Bearer ${String(key.key)}`, "Content-Type": "application/json", "X-Request-Id": id },
             body: JSON.stringify({ external_id: id, placed_at: "2026-11-22T10:00:00Z", total_price: 10, customer: { external_id: `c-${seq % 40}`, phone: `+1415555${String(1000 + (seq % 40))}` } }),
             signal: AbortSignal.timeout(60_000),
           });
           await res.arrayBuffer();
-          outcomes.push({ id, status: res.status, ms: Date.now() - started });
+          outcomes.push({ id, status: res.status, at: started, ms: Date.now() - started });
           if (res.status === 503) await sleep(100);
         } catch {
           // No answer at all: the server process is down (SIGKILLed). Not acknowledged.
-          outcomes.push({ id, status: 0, ms: Date.now() - started });
+          outcomes.push({ id, status: 0, at: started, ms: Date.now() - started });
           await sleep(100);
         }
       }
@@ -146,6 +149,16 @@ describe.runIf(!unavailable)("faults under load", () => {
         longestWaitMs: Math.max(...answered.map((outcome) => outcome.ms)),
       };
       console.log(`Fault run: ${JSON.stringify(summary)}`);
+      // A run that breaks a promise keeps what tells why: each process's log, the cluster's, and the pushes concerned.
+      if (missing.length > 0 || summary["500"] > 0 || notOnce.length > 0 || process.env.KEEP_FAULT_LOGS) {
+        const kept = path.join(import.meta.dirname, "artifacts", new Date().toISOString().replace(/[:.]/g, "-"));
+        fs.mkdirSync(kept, { recursive: true });
+        procs.forEach((proc, index) => fs.writeFileSync(path.join(kept, `process-${index}.log`), proc.output()));
+        fs.copyFileSync(cluster.log, path.join(kept, "postgres.log"));
+        const concerned = new Set([...missing, ...notOnce.map((row) => row.external_id)]);
+        fs.writeFileSync(path.join(kept, "summary.json"), JSON.stringify({ summary, missing, notOnce, outcomes: outcomes.filter((outcome) => concerned.has(outcome.id) || outcome.status === 500) }, null, 2));
+        console.log(`Fault run kept its logs in ${kept}`);
+      }
 
       expect(acknowledged.length).toBeGreaterThan(50);
       expect(missing).toEqual([]);
