@@ -41,9 +41,8 @@ export function prepareRepeated(client: pg.PoolClient): void {
    * A statement whose answer did not come in time (the client's read timeout:
    * a frozen or unreachable server) leaves the connection in a state the
    * client no longer knows: the statement may still run, a transaction may
-   * still be open on it, and a ROLLBACK queued behind it is dropped unsent
-   * when it times out too. Such a connection is closed, so that nothing of a
-   * later request can run inside what it left open; the pool replaces it.
+   * still be open on it. Such a connection is closed, so that no later
+   * request runs its statements on it; the pool replaces it.
    */
   const query = (...args: unknown[]): unknown => {
     const result = own(...args);
