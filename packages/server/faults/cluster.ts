@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import fs from "node:fs";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -36,6 +37,23 @@ export function clusterUnavailableReason(): string | undefined {
   if (!binDir()) return "no PostgreSQL programs under /usr/lib/postgresql";
   if (process.getuid?.() === 0 && !fs.existsSync("/usr/sbin/runuser")) return "running as root without runuser";
   return undefined;
+}
+
+/** A TCP port free on loopback at this moment. */
+export const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = net.createServer().listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+
+/** Why a fault test cannot run here (then skipped, loudly), or undefined; under CI (`ci`) it cannot be skipped. */
+export function faultTestsUnavailable(ci: boolean): string | undefined {
+  const reason = clusterUnavailableReason();
+  if (reason && ci) throw new Error(`Fault tests cannot run: ${reason}`);
+  if (reason) console.warn(`\n*** FAULT TESTS SKIPPED: ${reason} ***\n`);
+  return reason;
 }
 
 export async function createCluster(port: number): Promise<Cluster> {

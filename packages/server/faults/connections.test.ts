@@ -1,27 +1,16 @@
-import net from "node:net";
 import { sql } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openDatabase, type DatabaseHandle } from "../src/db/index.js";
-import { clusterUnavailableReason, createCluster, type Cluster } from "./cluster.js";
+import { createCluster, faultTestsUnavailable, freePort, type Cluster } from "./cluster.js";
 
 /**
- * A connection the client lost track of: its statement outlived the client's
- * read timeout on a frozen server, and the ROLLBACK queued behind it timed out
- * too (dropped unsent), so the server still holds the transaction open. Were
- * the connection reused, a later request's statement would run inside that
- * transaction, succeed, and never be committed: acknowledged, then lost.
+ * A connection the client lost track of: a transaction's statement outlived
+ * the client's read timeout on a frozen server, and so did the ROLLBACK sent
+ * after it. Once the server answers again, the next request's statement must
+ * be committed, and nothing of the abandoned transaction may stay.
  */
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = net.createServer().listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-
-const unavailable = clusterUnavailableReason();
-if (unavailable && process.env.CI) throw new Error(`Fault tests cannot run: ${unavailable}`);
+const unavailable = faultTestsUnavailable(Boolean(process.env.CI));
 
 describe.runIf(!unavailable)("a connection whose statement outlived the client's read timeout", () => {
   let cluster: Cluster;

@@ -1,10 +1,9 @@
 import fs from "node:fs";
-import net from "node:net";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { operator, startProcess, stopAll, tempDir, type Proc } from "../test/processes.js";
-import { clusterUnavailableReason, createCluster, type Cluster } from "./cluster.js";
+import { createCluster, faultTestsUnavailable, freePort, type Cluster } from "./cluster.js";
 
 /**
  * The service under faults: a steady load of unique order pushes while its
@@ -21,21 +20,12 @@ const MARGIN_MS = 2000;
 /** Longer than the request deadline: the freeze must be answered by the deadline, not by the thaw. */
 const FREEZE_MS = 7000;
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = net.createServer().listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A push: its id (also sent as its X-Request-Id, so the service's logs name it), its answer's status (0: none), when it started, how long it took. */
 type Outcome = { id: string; status: number; at: number; ms: number };
 
-const unavailable = clusterUnavailableReason();
-if (unavailable && process.env.CI) throw new Error(`Fault tests cannot run: ${unavailable}`);
-if (unavailable) console.warn(`\n*** FAULT TESTS SKIPPED: ${unavailable} ***\n`);
+const unavailable = faultTestsUnavailable(Boolean(process.env.CI));
 
 describe.runIf(!unavailable)("faults under load", () => {
   let cluster: Cluster;
