@@ -49,26 +49,26 @@ try {
     }),
   );
   const singleRps = done / ((Date.now() - singlesStarted) / 1000);
-  if (embeddedDir) {
-    process.stdout.write(JSON.stringify({ singleRps }));
-    process.exit(0);
-  }
 
-  let b = 0;
-  let records = 0;
-  const started = Date.now();
-  end = started + Number(seconds) * 1000;
-  await Promise.all(
-    Array.from({ length: 2 }, async () => {
-      while (Date.now() < end) {
-        const next = b++;
-        const batch = Array.from({ length: 1000 }, (_, i) => order(`${prefix}-b${next}-${i}`, next * 1000 + i));
-        await upsertOrders(database.db, store, batch, options);
-        records += batch.length;
-      }
-    }),
-  );
-  process.stdout.write(JSON.stringify({ singleRps, batchRecordsPerSecond: records / ((Date.now() - started) / 1000) }));
+  /** Batches of 1,000 orders from two loops, as the bench's batch scenario sends them: records a second. */
+  const batchRate = async () => {
+    let b = 0;
+    let records = 0;
+    const started = Date.now();
+    end = started + Number(seconds) * 1000;
+    await Promise.all(
+      Array.from({ length: 2 }, async () => {
+        while (Date.now() < end) {
+          const next = b++;
+          const batch = Array.from({ length: 1000 }, (_, i) => order(`${prefix}-b${next}-${i}`, next * 1000 + i));
+          await upsertOrders(database.db, store, batch, options);
+          records += batch.length;
+        }
+      }),
+    );
+    return records / ((Date.now() - started) / 1000);
+  };
+  process.stdout.write(JSON.stringify(embeddedDir ? { singleRps } : { singleRps, batchRecordsPerSecond: await batchRate() }));
 } finally {
   await database.close();
 }
