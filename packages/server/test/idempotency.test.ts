@@ -51,6 +51,22 @@ describe("Idempotency-Key", () => {
     expect(replayed.headers.get("idempotent-replayed")).toBe("true");
   });
 
+  it("keeps a body it could not read as the key's answer: the retry gets the same 400, replayed", async () => {
+    const key = uid("key");
+    const send = () => server.request("POST", `/api/v1/stores/${tenant.store.id}/orders`, { key: tenant.key, rawBody: '{"external_id": ', headers: { "Idempotency-Key": key, "X-Request-Id": uid("req") } });
+    const first = await send();
+    expect(first.status).toBe(400);
+    expect(first.body).toEqual({ error: "Malformed JSON body" });
+    expect(first.headers.get("idempotent-replayed")).toBeNull();
+    const again = await send();
+    expect(again.status).toBe(400);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.headers.get("x-request-id")).toBe(first.headers.get("x-request-id"));
+    const kept = await server.db.selectFrom("idempotency_keys").select(["status", "body"]).where("key", "=", key).executeTakeFirstOrThrow();
+    expect(kept).toEqual({ status: 400, body: JSON.stringify({ error: "Malformed JSON body" }) });
+  });
+
   it("runs two concurrent requests with one key once: the other waits its turn with 409 or gets the replay", async () => {
     const key = uid("key");
     const id = uid("order");

@@ -1,7 +1,7 @@
 import type { Context } from "../context.js";
-import { baseProcedure, middleware } from "../trpc.js";
+import { baseProcedure, middleware, type Meta } from "../trpc.js";
 import { AppError } from "../errors.js";
-import { idempotent } from "../modules/requests/idempotency.js";
+import { runOnce } from "../modules/requests/idempotency.js";
 import { bearerToken, hashApiKey, looksLikeApiKey, secretsEqual } from "./api-key.js";
 import { parseStoreId, type StoreContext } from "./store-context.js";
 import { findKeyAccess } from "./tenant.repository.js";
@@ -10,11 +10,6 @@ function rawStoreId(raw: unknown): unknown {
   return typeof raw === "object" && raw !== null && "store_id" in raw ? raw.store_id : undefined;
 }
 
-/**
- * Every `/api/v1` procedure starts here, in the contract's order: the key (401),
- * the rate limit (429), then the store (403/404). A caller without a valid key
- * learns nothing about stores.
- */
 /**
  * A failed authentication: its 401, unless the address has failed too often
  * lately; then 429, so guessing keys from one address is slowed. A caller with
@@ -34,12 +29,17 @@ function rateLimitCost(batch: boolean | undefined, body: Record<string, unknown>
   return Array.isArray(items) ? Math.max(1, items.length) : 1;
 }
 
-const authorizedProcedure = baseProcedure.use(async ({ ctx, getRawInput, meta, next }) => {
+/**
+ * Every `/api/v1` procedure starts here, in the contract's order: the key (401),
+ * the rate limit (429), then the store (403/404). A caller without a valid key
+ * learns nothing about stores. Answers the store the request is for.
+ */
+async function authorize(ctx: Context, rawInput: unknown, meta: Meta | undefined): Promise<{ store: StoreContext; apiKeyId: number }> {
   if (ctx.authorization === undefined) throw await refused(ctx, "API_KEY_MISSING");
   const token = bearerToken(ctx.authorization);
   if (token === undefined || !looksLikeApiKey(token)) throw await refused(ctx, "API_KEY_INVALID");
 
-  const storeId = parseStoreId(rawStoreId(await getRawInput()));
+  const storeId = parseStoreId(rawStoreId(rawInput));
   const keyHash = hashApiKey(token);
   const load = () => findKeyAccess(ctx.db, keyHash, storeId);
   const access = ctx.accessCache ? await ctx.accessCache.get(keyHash, storeId, load) : await load();
@@ -71,19 +71,33 @@ const authorizedProcedure = baseProcedure.use(async ({ ctx, getRawInput, meta, n
     country: access.store_country,
     recoveryDelaySeconds: access.store_recovery_delay_seconds ?? 3600,
   };
-  return next({ ctx: { store, apiKeyId: access.key_id } });
-});
+  return { store, apiKeyId: access.key_id };
+}
 
-/** Body problems found by the adapter surface only after authorization (and idempotency), as the contract orders. */
+/**
+ * Store-scoped procedures: authorization, then `Idempotency-Key` for their
+ * mutations (see `runOnce`), then, for those that read a body, the problems
+ * the adapter found in it: the contract's order. One step of tRPC's chain
+ * rather than one per check, as each step copies the request's options.
+ */
+const storeGate = (readsBody: boolean) =>
+  baseProcedure.use(async ({ ctx, getRawInput, meta, type, next }) => {
+    const authorized = await authorize(ctx, await getRawInput(), meta);
+    return runOnce(ctx, type, async () => {
+      if (readsBody && ctx.bodyProblem) throw ctx.bodyProblem;
+      return next({ ctx: authorized });
+    });
+  });
+
+export const storeProcedure = storeGate(false);
+
+export const storeBodyProcedure = storeGate(true);
+
+/** Body problems found by the adapter surface only after authorization, as the contract orders. */
 const requireJsonBody = middleware(({ ctx, next }) => {
   if (ctx.bodyProblem) throw ctx.bodyProblem;
   return next();
 });
-
-/** Store-scoped procedures; their mutations honour `Idempotency-Key`. */
-export const storeProcedure = authorizedProcedure.use(idempotent);
-
-export const storeBodyProcedure = storeProcedure.use(requireJsonBody);
 
 /** Loopback addresses: the machine the server runs on. */
 export function isLocalAddress(address: string | undefined): boolean {

@@ -4,7 +4,6 @@ import { createContextInner, type Context, type Services } from "../context.js";
 import { CONSOLE_API_PREFIX, createConsoleApi, createConsolePages } from "./console.js";
 import { isDatabaseUnavailable } from "../db/index.js";
 import { appRouter } from "../router.js";
-import { createCallerFactory } from "../trpc.js";
 import { createDocsRouter } from "./docs.js";
 import { errorForLog, pathForLog } from "../logger.js";
 import { sendErrorCode } from "./errors.js";
@@ -29,7 +28,6 @@ const PAGE_POLICY = [
   "base-uri 'none'",
   "form-action 'self'",
 ].join("; ");
-const createCaller = createCallerFactory(appRouter);
 
 /** The caller's X-Request-Id when it is printable ASCII of at most 128 chars, else a new one. */
 function requestIdOf(req: Request): string {
@@ -164,7 +162,6 @@ export function createApp(services: Services, options: AppOptions): express.Expr
     createRestRouter({
       appRouter,
       deadlineMs: options.requestDeadlineMs ?? 15_000,
-      createCaller: (ctx) => createCaller(ctx),
       createContext: (req, res, body) =>
         createContextInner(services, {
           requestId: String(res.locals.requestId),

@@ -15,6 +15,7 @@ export type RestRoute = {
   /** The documented path, `{param}` style. */
   path: string;
   procedurePath: string;
+  procedure: AnyProcedure;
   /** What the procedure answers, as it declares it. */
   contract: ProcedureContract | undefined;
 };
@@ -27,20 +28,12 @@ export function listRestRoutes(appRouter: AnyRouter): RestRoute[] {
   return Object.entries(procedures).flatMap(([procedurePath, procedure]) => {
     const meta = procedure._def.meta as Meta | undefined;
     const openapi = meta?.openapi;
-    return openapi && openapi.enabled !== false ? [{ method: openapi.method, path: openapi.path, procedurePath, contract: meta.contract }] : [];
+    return openapi && openapi.enabled !== false ? [{ method: openapi.method, path: openapi.path, procedurePath, procedure, contract: meta.contract }] : [];
   });
-}
-
-type Procedure = (input: unknown) => Promise<unknown>;
-
-function findProcedure(caller: unknown, path: string): Procedure {
-  const target = path.split(".").reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], caller);
-  return target as Procedure;
 }
 
 export type RestAdapterOptions = {
   appRouter: AnyRouter;
-  createCaller: (ctx: Context) => unknown;
   createContext: (req: Request, res: Response, body: { value?: Record<string, unknown>; problem?: AppError }) => Context;
   onUnexpectedError: (error: unknown, req: Request, res: Response) => void;
   /** The longest a request may take before it is answered 503 (its work may still finish: upserts are safe to retry). */
@@ -87,7 +80,9 @@ export function createRestRouter(options: RestAdapterOptions): express.Router {
       const ctx = options.createContext(req, res, body);
       res.locals.context = ctx;
       try {
-        const result = await withDeadline(findProcedure(options.createCaller(ctx), route.procedurePath)(input), options.deadlineMs);
+        // The procedure itself, as tRPC's server-side caller calls it, without building a caller per request.
+        const call = route.procedure({ ctx, path: route.procedurePath, type: route.procedure._def.type, getRawInput: () => Promise.resolve(input), signal: undefined, batchIndex: 0 }) as Promise<unknown>;
+        const result = await withDeadline(call, options.deadlineMs);
         // A status the procedure does not declare would be missing from the document: a bug to see in the logs.
         if (route.contract && !(ctx.response.status in route.contract.success)) {
           options.onUnexpectedError(new Error(`${route.procedurePath} answered ${ctx.response.status}, which its contract does not declare`), req, res);

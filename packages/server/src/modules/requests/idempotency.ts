@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { AppError } from "../../errors.js";
 import { toErrorResponse } from "../../http/errors.js";
-import { middleware } from "../../trpc.js";
+import type { Context } from "../../context.js";
 import * as repo from "./idempotency.repository.js";
 
 /** How long a first response is replayed, and when a claim whose request never finished may be taken over. */
@@ -32,16 +32,21 @@ export class ReplayedResponse extends Error {
   }
 }
 
+/** What a procedure's run came to, as tRPC's middleware chain reports it. */
+type Outcome = { ok: true; data: unknown } | { ok: false; error: unknown };
+
 /**
  * POST, PATCH and DELETE with an `Idempotency-Key` run once per (store, key)
  * for 24 hours: a repeat gets the first response again (marked
  * `Idempotent-Replayed: true`), the key with another request a 422, a repeat
  * while the first still runs a 409. A 5xx is not kept: the retry runs again.
+ * `run` is the rest of the request, after authorization; a refusal it throws
+ * is kept as its answer like one it returns.
  */
-export const idempotent = middleware(async ({ ctx, type, next }) => {
+export async function runOnce<R extends Outcome>(ctx: Context, type: string, run: () => Promise<R>): Promise<R> {
   const request = ctx.idempotency;
   const storeId = ctx.response.authorized?.storeId;
-  if (type !== "mutation" || request === undefined || storeId === undefined) return next();
+  if (type !== "mutation" || request === undefined || storeId === undefined) return run();
   if ("invalidKey" in request) throw new AppError("VALIDATION_FAILED", [{ path: "Idempotency-Key", message: "must be 1 to 255 printable ASCII characters without spaces" }]);
 
   const claimed = await repo.claimKey(ctx.db, { store_id: storeId, key: request.key, fingerprint: request.fingerprint, request_id: ctx.requestId }, IDEMPOTENCY_TTL_SECONDS, STALE_CLAIM_SECONDS);
@@ -52,14 +57,23 @@ export const idempotent = middleware(async ({ ctx, type, next }) => {
     throw new ReplayedResponse(stored.status, stored.body, stored.request_id);
   }
 
-  const result = await next();
+  const failed = async (error: unknown) => {
+    const response = toErrorResponse(error);
+    if (response.status < 500) await repo.completeKey(ctx.db, storeId, request.key, response.status, JSON.stringify(response.body));
+    else await repo.releaseKey(ctx.db, storeId, request.key).catch(() => undefined);
+  };
+  let result: R;
+  try {
+    result = await run();
+  } catch (error) {
+    await failed(error);
+    throw error;
+  }
   if (result.ok) {
     const status = ctx.response.status;
     await repo.completeKey(ctx.db, storeId, request.key, status, status === 204 ? null : JSON.stringify(result.data));
   } else {
-    const response = toErrorResponse(result.error);
-    if (response.status < 500) await repo.completeKey(ctx.db, storeId, request.key, response.status, JSON.stringify(response.body));
-    else await repo.releaseKey(ctx.db, storeId, request.key).catch(() => undefined);
+    await failed(result.error);
   }
   return result;
-});
+}
