@@ -1,17 +1,18 @@
 // Reference (b), "the database alone running the push's SQL": the service's own order code (the
 // statements a push and a batch send, built as the service builds them), called from a loop with
 // no HTTP, no body parsing of requests, no worker and no rate limit, on the bench's database and store.
-// `tsx push-sql.ts <DATABASE_URL | embedded:<data dir>> <store_id> <seconds> <connections> <prefix>` prints
-// `{ singleRps, batchRecordsPerSecond }` as JSON: single order pushes from `connections` loops, then
-// batches of 1,000 orders from two loops, as the bench's own scenarios send them. On the embedded
-// database (the data directory of a service that has stopped) it measures the single pushes only.
+// `tsx push-sql.ts <DATABASE_URL | embedded:<data dir>> <store_id> <seconds> <connections> <prefix> [single|batch]`
+// prints, after a line "measuring" and a line "measured" around its measured loops, `{ singleRps,
+// batchRecordsPerSecond, cpuMs }` as JSON (cpuMs: its own CPU time over those loops), after a warm-up: single order pushes from `connections` loops, then
+// batches of 1,000 orders from two loops, as the bench's own scenarios send them (or only the one named).
+// On the embedded database (the data directory of a service that has stopped) it measures the single pushes only.
 import { orderInputSchema, type OrderInput } from "@commerce-ingest/shared";
 import type { StoreContext } from "../src/auth/store-context.js";
 import { openDatabase } from "../src/db/index.js";
 import { parseBody } from "../src/modules/body.js";
 import { upsertOrder, upsertOrders } from "../src/modules/orders/order.service.js";
 
-const [url, storeId, seconds, connections, prefix] = process.argv.slice(2);
+const [url, storeId, seconds, connections, prefix, only] = process.argv.slice(2);
 if (!url || !storeId || !seconds || !connections || !prefix) throw new Error("usage: push-sql.ts <DATABASE_URL> <store_id> <seconds> <connections> <prefix>");
 const store: StoreContext = { id: Number(storeId), teamId: 0, country: "US", recoveryDelaySeconds: 0 };
 const options = { backfill: false };
@@ -35,40 +36,43 @@ const order = (id: string, i: number): OrderInput => ({ ...(parsed[i % 500] as O
 const embeddedDir = url.startsWith("embedded:") ? url.slice("embedded:".length) : undefined;
 const database = await openDatabase(embeddedDir ? { kind: "embedded", dataDir: embeddedDir } : { kind: "postgres", url, poolSize: Number(connections) + 2 });
 try {
-  let n = 0;
-  let done = 0;
-  const singlesStarted = Date.now();
-  let end = singlesStarted + Number(seconds) * 1000;
-  await Promise.all(
-    Array.from({ length: Number(connections) }, async () => {
-      while (Date.now() < end) {
-        const i = n++;
-        await upsertOrder(database.db, store, order(`${prefix}-s${i}`, i), options);
-        done++;
-      }
-    }),
-  );
-  const singleRps = done / ((Date.now() - singlesStarted) / 1000);
-
-  /** Batches of 1,000 orders from two loops, as the bench's batch scenario sends them: records a second. */
-  const batchRate = async () => {
-    let b = 0;
+  /** Records a second from `loops` loops, each writing with `write(n)` (n counts up across loops) for `ms`. */
+  const rate = async (loops: number, ms: number, write: (n: number) => Promise<number>) => {
+    let n = 0;
     let records = 0;
     const started = Date.now();
-    end = started + Number(seconds) * 1000;
+    const end = started + ms;
     await Promise.all(
-      Array.from({ length: 2 }, async () => {
+      Array.from({ length: loops }, async () => {
         while (Date.now() < end) {
-          const next = b++;
-          const batch = Array.from({ length: 1000 }, (_, i) => order(`${prefix}-b${next}-${i}`, next * 1000 + i));
-          await upsertOrders(database.db, store, batch, options);
-          records += batch.length;
+          // Awaited before it is added: `records += await ...` would add to the count read before the wait.
+          const written = await write(n++);
+          records += written;
         }
       }),
     );
     return records / ((Date.now() - started) / 1000);
   };
-  process.stdout.write(JSON.stringify(embeddedDir ? { singleRps } : { singleRps, batchRecordsPerSecond: await batchRate() }));
+  /** A single push, as the bench's scenario sends them from `connections` loops. */
+  const single = (tag: string) => async (i: number) => (await upsertOrder(database.db, store, order(`${prefix}-${tag}${i}`, i), options), 1);
+  /** A batch of 1,000 orders, as the bench's batch scenario sends them from two loops. */
+  const batch = (tag: string) => async (b: number) => {
+    const orders = Array.from({ length: 1000 }, (_, i) => order(`${prefix}-${tag}${b}-${i}`, b * 1000 + i));
+    await upsertOrders(database.db, store, orders, options);
+    return orders.length;
+  };
+  const phase = embeddedDir || only === "single" ? "single" : only === "batch" ? "batch" : "both";
+  // Warmed up first (the code compiled, the statements prepared), as the service is before it is measured.
+  if (phase !== "batch") await rate(Number(connections), 1000, single("ws"));
+  if (phase !== "single") await rate(2, 1000, batch("wb"));
+  // The measured loops are framed by two lines, so that the bench can read the database's CPU over them alone.
+  process.stdout.write("measuring\n");
+  const cpuStart = process.cpuUsage();
+  const singleRps = phase === "batch" ? undefined : await rate(Number(connections), Number(seconds) * 1000, single("s"));
+  const batchRecordsPerSecond = phase === "single" ? undefined : await rate(2, Number(seconds) * 1000, batch("b"));
+  const { user, system } = process.cpuUsage(cpuStart);
+  process.stdout.write("measured\n");
+  process.stdout.write(JSON.stringify({ singleRps, batchRecordsPerSecond, cpuMs: (user + system) / 1000 }));
 } finally {
   await database.close();
 }

@@ -98,13 +98,59 @@ async function backlog(url) {
   return [...text.matchAll(/^automation_backlog\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
 }
 
+// CPU time spent per request, from /proc (Linux): the service's processes, PostgreSQL's (every
+// process of the cluster, its background ones included), and the client (the load generator, or the
+// loop that runs statements alone). On two cores shared by all three, their sum bounds the rate.
+const TICK_MS = 1000 / (Number(execFileSync("getconf", ["CLK_TCK"]).toString()) || 100);
+function processes() {
+  const all = [];
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const text = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+      const comm = text.slice(text.indexOf("(") + 1, text.lastIndexOf(")"));
+      const f = text.slice(text.lastIndexOf(")") + 2).split(" ");
+      all.push({ pid: Number(entry), comm, ppid: Number(f[1]), cpuMs: (Number(f[11]) + Number(f[12])) * TICK_MS, childrenMs: (Number(f[13]) + Number(f[14])) * TICK_MS });
+    } catch {
+      // Gone since the listing.
+    }
+  }
+  return all;
+}
+/** The CPU milliseconds of the process tree at `pid`: each process's own, and its ended children's (PostgreSQL's backends end with their connections). */
+function treeCpu(all, pid) {
+  if (!pid) return 0;
+  const tree = new Set([pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of all) if (tree.has(p.ppid) && !tree.has(p.pid)) (tree.add(p.pid), (grew = true));
+  }
+  return all.filter((p) => tree.has(p.pid)).reduce((sum, p) => sum + p.cpuMs + p.childrenMs, 0);
+}
+/** The bench database's server process (its postmaster), when it runs on this machine. */
+let postmaster;
+/** CPU milliseconds so far: the process tree at `pid` (when given), PostgreSQL's, and this process with the children it waited for. */
+function cpuNow(pid) {
+  const all = processes();
+  const self = all.find((p) => p.pid === process.pid);
+  return { service: treeCpu(all, pid), database: treeCpu(all, postmaster), client: (self?.cpuMs ?? 0) + (self?.childrenMs ?? 0) };
+}
+/** CPU milliseconds per unit of work between two readings. */
+const cpuPer = (before, after, units) => ({
+  service: (after.service - before.service) / units,
+  database: (after.database - before.database) / units,
+  client: (after.client - before.client) / units,
+});
+
 let run = 0;
-/** One scenario from the load process; then how long the worker takes to empty its backlog. */
+/** One scenario from the load process; then how long the worker takes to empty its backlog (its CPU counted with the scenario's). */
 async function load(target, kind, options = {}) {
   const spec = { url: target.url, key: target.key, storeId: target.storeId, kind, connections, seconds, prefix: `r${run++}-${Date.now()}`, ...options };
+  const before = cpuNow(target.child?.pid);
   const out = execFileSync(process.execPath, [path.join(here, "load.mjs"), JSON.stringify(spec)], { maxBuffer: 1 << 20 });
   const figures = JSON.parse(out.toString());
-  if (!target.service) return figures;
+  const records = figures.requests * (options.batch ?? 1);
+  if (!target.service) return { ...figures, cpuMsPerRecord: cpuPer(before, cpuNow(target.child?.pid), records) };
   const left = await backlog(target.url);
   const started = Date.now();
   let now = left;
@@ -112,15 +158,31 @@ async function load(target, kind, options = {}) {
     await sleep(250);
     now = await backlog(target.url);
   }
+  const cpuMsPerRecord = cpuPer(before, cpuNow(target.child.pid), records);
   // A cluster's own process only supervises: its servers' memory is theirs, not measured here.
-  return { ...figures, backlogAtEnd: left, drainSeconds: now === 0 ? (Date.now() - started) / 1000 : null, rssPeakMb: target.cluster ? undefined : memory(target.child.pid).peak };
+  return { ...figures, cpuMsPerRecord, backlogAtEnd: left, drainSeconds: now === 0 ? (Date.now() - started) / 1000 : null, rssPeakMb: target.cluster ? undefined : memory(target.child.pid).peak };
 }
 
-/** Reference (b): the push's own statements, from a loop with no HTTP (push-sql.ts, run from the sources). */
-function pushSqlAlone(url, storeId) {
+/** Reference (b): the push's own statements, from a loop with no HTTP (push-sql.ts, run from the sources): one phase, `single` or `batch`, with its CPU per record. */
+async function pushSqlAlone(url, storeId, phase) {
   const tsx = path.join(here, "../node_modules/.bin/tsx");
-  const out = execFileSync(tsx, [path.join(here, "push-sql.ts"), url, String(storeId), String(seconds), String(connections), `alone-${Date.now()}`], { maxBuffer: 1 << 20 });
-  return JSON.parse(out.toString());
+  const child = spawn(tsx, [path.join(here, "push-sql.ts"), url, String(storeId), String(seconds), String(connections), `alone-${Date.now()}`, phase], { stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  let before;
+  let after;
+  // The database's CPU over the measured loops alone, framed by the two lines push-sql prints.
+  child.stdout.on("data", (chunk) => {
+    out += chunk;
+    if (!before && out.includes("measuring\n")) before = cpuNow();
+    if (!after && out.includes("measured\n")) after = cpuNow();
+  });
+  const code = await new Promise((resolve) => child.once("exit", resolve));
+  if (code !== 0 || !before || !after) throw new Error(`push-sql.ts failed (exit ${code})`);
+  const figures = JSON.parse(out.slice(out.lastIndexOf("measured\n") + "measured\n".length));
+  const rate = phase === "single" ? figures.singleRps : figures.batchRecordsPerSecond;
+  const records = rate * seconds;
+  // The client is the loop's own process, over its loops only.
+  return { rate, cpuMsPerRecord: { ...cpuPer(before, after, records), client: figures.cpuMs / records } };
 }
 
 /** Reference (b): the bare route's statements alone, from a pg loop. */
@@ -129,6 +191,7 @@ async function databaseAlone(url, storeId, key) {
   const { createHash } = await import("node:crypto");
   const hash = createHash("sha256").update(key).digest("hex");
   let done = 0;
+  const before = cpuNow();
   const end = Date.now() + seconds * 1000;
   await Promise.all(
     Array.from({ length: connections }, async (_, worker) => {
@@ -144,6 +207,7 @@ async function databaseAlone(url, storeId, key) {
     }),
   );
   const single = done / seconds;
+  const singleCpu = cpuPer(before, cpuNow(), done);
   // The same rows, 1,000 per statement.
   let rows = 0;
   const batchEnd = Date.now() + seconds * 1000;
@@ -158,7 +222,7 @@ async function databaseAlone(url, storeId, key) {
     rows += ids.length;
   }
   await pool.end();
-  return { singleRps: single, batchRowsPerSecond: rows / seconds };
+  return { singleRps: single, singleCpu, batchRowsPerSecond: rows / seconds };
 }
 
 /** Reference (b) for the embedded mode: PGlite alone, in this process, the same key lookup and one-row upsert, no HTTP. */
@@ -195,6 +259,9 @@ const dbName = `bench_${Date.now()}`;
 const adminClient = new pg.Client({ connectionString: serverUrl });
 await adminClient.connect();
 const pgVersion = (await adminClient.query("show server_version")).rows[0].server_version;
+// A backend's parent is its postmaster; on another machine there is none here to read.
+const backendPid = (await adminClient.query("select pg_backend_pid() as pid")).rows[0].pid;
+postmaster = processes().find((p) => p.pid === backendPid)?.ppid;
 await adminClient.query(`create database ${dbName}`);
 const benchUrl = new URL(serverUrl);
 benchUrl.pathname = `/${dbName}`;
@@ -206,6 +273,7 @@ const record = (name, figures, extra = {}) => {
   console.log(
     `  ${name.padEnd(34)} ${String(Math.round(f.rps)).padStart(6)} req/s ${String(Math.round(f.recordsPerSecond ?? f.rps)).padStart(7)} records/s  p50 ${f.p50} ms  p99 ${f.p99} ms` +
       (f.backlogAtEnd === undefined ? "" : `  backlog ${f.backlogAtEnd} (drained in ${f.drainSeconds ?? "> 30"} s)${f.rssPeakMb === undefined ? "" : `  peak RSS ${Math.round(f.rssPeakMb)} MB`}`) +
+      (f.cpuMsPerRecord ? `  CPU ms/record: server ${f.cpuMsPerRecord.service.toFixed(3)}, database ${f.cpuMsPerRecord.database.toFixed(3)}, client ${f.cpuMsPerRecord.client.toFixed(3)}` : "") +
       (f.non2xx || f.errors ? `  NON-2XX ${f.non2xx} ERRORS ${f.errors}` : ""),
   );
 };
@@ -215,7 +283,7 @@ async function bareRoute(service) {
   const barePort = await freePort();
   const bare = spawn(process.execPath, [path.join(here, "bare-server.mjs"), String(barePort), benchUrl.toString()], { stdio: ["ignore", "ignore", "inherit"] });
   await sleep(1500);
-  const bareTarget = { url: `http://127.0.0.1:${barePort}`, key: service.key, storeId: service.storeId };
+  const bareTarget = { url: `http://127.0.0.1:${barePort}`, key: service.key, storeId: service.storeId, child: bare };
   await load(bareTarget, "order-new", { seconds: 3 });
   const figures = await load(bareTarget, "order-new");
   await stop(bare);
@@ -261,11 +329,12 @@ try {
 
   // Reference (b): the database alone.
   const alone = await databaseAlone(benchUrl.toString(), service.storeId, service.key);
-  record("reference: database alone, bare upsert (pg loop)", { rps: alone.singleRps, p50: "-", p99: "-" });
+  record("reference: database alone, bare upsert (pg loop)", { rps: alone.singleRps, p50: "-", p99: "-", cpuMsPerRecord: alone.singleCpu });
   record("reference: database alone, bare upsert of 1,000 rows", { rps: alone.batchRowsPerSecond / 1000, p50: "-", p99: "-" }, { recordsPerSecond: alone.batchRowsPerSecond });
-  const pushSql = pushSqlAlone(benchUrl.toString(), service.storeId);
-  record("reference: database alone, the order push's own statements", { rps: pushSql.singleRps, p50: "-", p99: "-" });
-  record("reference: database alone, the batch's own statements (1,000 orders)", { rps: pushSql.batchRecordsPerSecond / 1000, p50: "-", p99: "-" }, { recordsPerSecond: pushSql.batchRecordsPerSecond });
+  const pushSql = await pushSqlAlone(benchUrl.toString(), service.storeId, "single");
+  record("reference: database alone, the order push's own statements", { rps: pushSql.rate, p50: "-", p99: "-", cpuMsPerRecord: pushSql.cpuMsPerRecord });
+  const batchSql = await pushSqlAlone(benchUrl.toString(), service.storeId, "batch");
+  record("reference: database alone, the batch's own statements (1,000 orders)", { rps: batchSql.rate / 1000, p50: "-", p99: "-", cpuMsPerRecord: batchSql.cpuMsPerRecord }, { recordsPerSecond: batchSql.rate });
 
   // The embedded database.
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "ingest-bench-"));
@@ -276,9 +345,9 @@ try {
   record("embedded: order push, new keys", embeddedOrders);
   await stop(embedded.child);
   // The embedded database alone running the push's own statements: the service's order code, on its data, once it has stopped.
-  const embeddedPushSql = pushSqlAlone(`embedded:${dataDir}`, embedded.storeId);
+  const embeddedPushSql = await pushSqlAlone(`embedded:${dataDir}`, embedded.storeId, "single");
   fs.rmSync(dataDir, { recursive: true, force: true });
-  record("reference: embedded database alone, the order push's own statements", { rps: embeddedPushSql.singleRps, p50: "-", p99: "-" });
+  record("reference: embedded database alone, the order push's own statements", { rps: embeddedPushSql.rate, p50: "-", p99: "-", cpuMsPerRecord: embeddedPushSql.cpuMsPerRecord });
   const pgliteAlone = await embeddedAlone();
   record("reference: embedded database alone, bare upsert (PGlite loop)", { rps: pgliteAlone, p50: "-", p99: "-" });
 
@@ -288,7 +357,7 @@ try {
     ["order push p99 < 50 ms at 500 req/s offered", orderOffered.p99, 50, "ms", true],
     ["customer push ≥ 1.2× the bare route", ratio(customerRow.rps, bareFigures.rps), 1.2, "×"],
     ["batch of 1,000 ≥ 50,000 records/s", b1000.rps * 1000, 50_000, "records/s"],
-    ["batch of 1,000 ≥ 0.5× the database alone (the batch's own statements)", ratio(b1000.rps * 1000, pushSql.batchRecordsPerSecond), 0.5, "×"],
+    ["batch of 1,000 ≥ 0.5× the database alone (the batch's own statements)", ratio(b1000.rps * 1000, batchSql.rate), 0.5, "×"],
     ["embedded ≥ 500 order pushes/s", embeddedOrders.rps, 500, "req/s"],
     ["embedded peak RSS < 300 MB", embeddedOrders.rssPeakMb, 300, "MB", true],
     ["PostgreSQL peak RSS < 200 MB", Math.max(...results.filter((r) => r.rssPeakMb && !r.name.startsWith("embedded")).map((r) => r.rssPeakMb)), 200, "MB", true],
@@ -308,10 +377,24 @@ try {
     "|---|---|---|---|---|---|---|---|---|",
     ...rows,
   ].join("\n");
+  const cores = os.cpus().length;
+  const ms = (v) => (v > 0.0005 ? v.toFixed(3) : "-");
+  const cpuRows = results
+    .filter((r) => r.cpuMsPerRecord)
+    .map((r) => {
+      const { service, database, client } = r.cpuMsPerRecord;
+      const total = service + database + client;
+      return `| ${r.name} | ${ms(service)} | ${ms(database)} | ${ms(client)} | ${ms(total)} | ${fmt((cores * 1000) / total)} | ${fmt(r.recordsPerSecond ?? r.rps)} |`;
+    });
+  const cpuTable = [
+    "| scenario | server | database | client | total | bound: cores ÷ total (records/s) | measured records/s |",
+    "|---|---|---|---|---|---|---|",
+    ...cpuRows,
+  ].join("\n");
   const targetLines = targets.map((t) => `| ${t.name} | ${t.unit === "×" ? t.value.toPrecision(2) : fmt(t.value)} ${t.unit} | ${t.met ? "met" : "**missed**"} |`).join("\n");
   fs.writeFileSync(
     path.join(repo, "docs/benchmarks.md"),
-    `# Benchmarks\n\nMade by \`${report.command}\` on ${report.date.slice(0, 10)}: ${machine}; PostgreSQL ${pgVersion} on the same machine, so the load generator, the service (with its in-process worker) and the database share its cores. Its speed drifts over a run, so the bare route is measured before the service's scenarios and after them, and the ratios are to the mean of the two.\n\n${table}\n\n| target | measured | |\n|---|---|---|\n${targetLines}\n`,
+    `# Benchmarks\n\nMade by \`${report.command}\` on ${report.date.slice(0, 10)}: ${machine}; PostgreSQL ${pgVersion} on the same machine, so the load generator, the service (with its in-process worker) and the database share its cores. Its speed drifts over a run, so the bare route is measured before the service's scenarios and after them, and the ratios are to the mean of the two.\n\n${table}\n\n| target | measured | |\n|---|---|---|\n${targetLines}\n\n## CPU time per record\n\nMilliseconds of CPU per record (per request for single pushes), from \`/proc\`, over each scenario and the worker's drain after it: the server's processes (the service, or the bare route's), PostgreSQL's (all of the cluster's processes, its background ones included; inside the service on the embedded database), and the client (the load generator, or the loop that runs the statements alone, over its loops). They share the machine's ${cores} cores, so a scenario runs at most at cores ÷ total records a second; the gap to it is time no core was busy (waits, and the machine's other work).\n\n${cpuTable}\n`,
   );
   console.log(`\nWritten: docs/benchmarks.json, docs/benchmarks.md`);
   process.exitCode = targets.every((t) => t.met) ? 0 : 1;
