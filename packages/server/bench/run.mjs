@@ -170,7 +170,7 @@ async function load(target, kind, options = {}) {
 /** Reference (b): the push's own statements, from a loop with no HTTP (push-sql.ts, run from the sources): one phase, `single` or `batch`, with its CPU per record. */
 async function pushSqlAlone(url, storeId, phase) {
   const tsx = path.join(here, "../node_modules/.bin/tsx");
-  const child = spawn(tsx, [path.join(here, "push-sql.ts"), url, String(storeId), String(seconds), String(connections), `alone-${Date.now()}`, phase], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(tsx, [path.join(here, "push-sql.ts"), url, String(storeId), String(seconds), String(connections), `alone-${Date.now()}`, phase], { stdio: ["pipe", "pipe", "inherit"] });
   let out = "";
   let before;
   let after;
@@ -178,7 +178,11 @@ async function pushSqlAlone(url, storeId, phase) {
   child.stdout.on("data", (chunk) => {
     out += chunk;
     if (!before && out.includes("measuring\n")) before = cpuNow();
-    if (!after && out.includes("measured\n")) after = cpuNow();
+    if (!after && out.includes("measured\n")) {
+      after = cpuNow();
+      // Read: push-sql may now close its connections.
+      child.stdin.end();
+    }
   });
   const code = await new Promise((resolve) => child.once("exit", resolve));
   if (code !== 0 || !before || !after) throw new Error(`push-sql.ts failed (exit ${code})`);
