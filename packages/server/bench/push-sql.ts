@@ -13,7 +13,7 @@ import { parseBody } from "../src/modules/body.js";
 import { upsertOrder, upsertOrders } from "../src/modules/orders/order.service.js";
 
 const [url, storeId, seconds, connections, prefix, only] = process.argv.slice(2);
-if (!url || !storeId || !seconds || !connections || !prefix) throw new Error("usage: push-sql.ts <DATABASE_URL> <store_id> <seconds> <connections> <prefix>");
+if (!url || !storeId || !seconds || !connections || !prefix) throw new Error("usage: push-sql.ts <DATABASE_URL | embedded:<data dir>> <store_id> <seconds> <connections> <prefix> [single|batch]");
 const store: StoreContext = { id: Number(storeId), teamId: 0, country: "US", recoveryDelaySeconds: 0 };
 const options = { backfill: false };
 

@@ -102,7 +102,7 @@ async function backlog(url) {
   return [...text.matchAll(/^automation_backlog\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
 }
 
-// CPU time spent per request, from /proc (Linux): the service's processes, PostgreSQL's (every
+// CPU time spent per request, from /proc (Linux): the server's processes (the service's, or the bare route's), PostgreSQL's (every
 // process of the cluster, its background ones included), and the client (the load generator, or the
 // loop that runs statements alone). On two cores shared by all three, their sum bounds the rate.
 const TICK_MS = 1000 / (Number(execFileSync("getconf", ["CLK_TCK"]).toString()) || 100);
@@ -137,11 +137,11 @@ let postmaster;
 function cpuNow(pid) {
   const all = processes();
   const self = all.find((p) => p.pid === process.pid);
-  return { service: treeCpu(all, pid), database: treeCpu(all, postmaster), client: (self?.cpuMs ?? 0) + (self?.childrenMs ?? 0) };
+  return { server: treeCpu(all, pid), database: treeCpu(all, postmaster), client: (self?.cpuMs ?? 0) + (self?.childrenMs ?? 0) };
 }
 /** CPU milliseconds per unit of work between two readings. */
 const cpuPer = (before, after, units) => ({
-  service: (after.service - before.service) / units,
+  server: (after.server - before.server) / units,
   database: (after.database - before.database) / units,
   client: (after.client - before.client) / units,
 });
@@ -281,7 +281,7 @@ const record = (name, figures, extra = {}) => {
   console.log(
     `  ${name.padEnd(34)} ${String(Math.round(f.rps)).padStart(6)} req/s ${String(Math.round(f.recordsPerSecond ?? f.rps)).padStart(7)} records/s  p50 ${f.p50} ms  p99 ${f.p99} ms` +
       (f.backlogAtEnd === undefined ? "" : `  backlog ${f.backlogAtEnd} (drained in ${f.drainSeconds ?? "> 30"} s)${f.rssPeakMb === undefined ? "" : `  peak RSS ${Math.round(f.rssPeakMb)} MB`}`) +
-      (f.cpuMsPerRecord ? `  CPU ms/record: server ${f.cpuMsPerRecord.service.toFixed(3)}, database ${f.cpuMsPerRecord.database.toFixed(3)}, client ${f.cpuMsPerRecord.client.toFixed(3)}` : "") +
+      (f.cpuMsPerRecord ? `  CPU ms/record: server ${f.cpuMsPerRecord.server.toFixed(3)}, database ${f.cpuMsPerRecord.database.toFixed(3)}, client ${f.cpuMsPerRecord.client.toFixed(3)}` : "") +
       (f.non2xx || f.errors ? `  NON-2XX ${f.non2xx} ERRORS ${f.errors}` : ""),
   );
 };
@@ -396,10 +396,10 @@ try {
   const cpuRows = results
     .filter((r) => r.cpuMsPerRecord)
     .map((r) => {
-      const { service, database, client } = r.cpuMsPerRecord;
-      const total = service + database + client;
+      const { server, database, client } = r.cpuMsPerRecord;
+      const total = server + database + client;
       const rate = r.recordsPerSecond ?? r.rps;
-      return `| ${r.name} | ${ms(service)} | ${ms(database)} | ${ms(client)} | ${ms(total)} | ${fmt((cores * 1000) / total)} | ${fmt(rate)} | ${service > 0 ? ((service * rate) / 1000).toFixed(2) : "-"} |`;
+      return `| ${r.name} | ${ms(server)} | ${ms(database)} | ${ms(client)} | ${ms(total)} | ${fmt((cores * 1000) / total)} | ${fmt(rate)} | ${server > 0 ? ((server * rate) / 1000).toFixed(2) : "-"} |`;
     });
   const cpuTable = [
     "| scenario | server | database | client | total | bound: cores ÷ total (records/s) | measured records/s | server's cores busy |",
