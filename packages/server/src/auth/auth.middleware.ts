@@ -74,6 +74,11 @@ async function authorize(ctx: Context, rawInput: unknown, meta: Meta | undefined
   return { store, apiKeyId: access.key_id };
 }
 
+/** Body problems found by the adapter surface only after authorization (and idempotency), as the contract orders. */
+function refuseBodyProblem(ctx: Context): void {
+  if (ctx.bodyProblem) throw ctx.bodyProblem;
+}
+
 /**
  * Store-scoped procedures: authorization, then `Idempotency-Key` for their
  * mutations (see `runOnce`), then, for those that read a body, the problems
@@ -84,7 +89,7 @@ const storeGate = (readsBody: boolean) =>
   baseProcedure.use(async ({ ctx, getRawInput, meta, type, next }) => {
     const authorized = await authorize(ctx, await getRawInput(), meta);
     return runOnce(ctx, type, async () => {
-      if (readsBody && ctx.bodyProblem) throw ctx.bodyProblem;
+      if (readsBody) refuseBodyProblem(ctx);
       return next({ ctx: authorized });
     });
   });
@@ -93,9 +98,9 @@ export const storeProcedure = storeGate(false);
 
 export const storeBodyProcedure = storeGate(true);
 
-/** Body problems found by the adapter surface only after authorization, as the contract orders. */
+/** For the operator API: its body problems after its admin token. */
 const requireJsonBody = middleware(({ ctx, next }) => {
-  if (ctx.bodyProblem) throw ctx.bodyProblem;
+  refuseBodyProblem(ctx);
   return next();
 });
 
