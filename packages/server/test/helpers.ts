@@ -10,11 +10,15 @@ import { startWorker, type Worker, type WorkerOptions } from "../src/automations
 import * as tenants from "../src/auth/tenant.service.js";
 import { openDatabase, type DatabaseHandle } from "../src/db/index.js";
 import { migrateToLatest } from "../src/db/migrate.js";
+import { checkStatements } from "../src/db/statement.js";
 import type { Db } from "../src/db/types.js";
 import { createApp } from "../src/http/app.js";
 import { createHttpServer, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "../src/http/http-server.js";
 import { createMetrics } from "../src/http/metrics.js";
 import { createLogger, type Logger } from "../src/logger.js";
+
+// Every statement compiled once per shape is checked, at every run of the suites, against the one its own values make.
+checkStatements(true);
 
 export const testDb = process.env.TEST_DB === "postgres" ? "postgres" : "embedded";
 /**

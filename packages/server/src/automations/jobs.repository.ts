@@ -1,6 +1,7 @@
 import { sql, type ExpressionBuilder, type QueryCreator, type RawBuilder, type SelectQueryBuilder } from "kysely";
 import type { Flow } from "@commerce-ingest/shared";
 import { anyId, now } from "../db/sql.js";
+import { statement, type ValueOf } from "../db/statement.js";
 import type { Database, Executor, JobRow, JobStatus, MessageRow, RecordType, Trx } from "../db/types.js";
 
 export type NewJob = {
@@ -51,7 +52,7 @@ export function insertJobRows<DB extends Database>(qc: QueryCreator<DB>, rows: R
 }
 
 /** A job ended without running, and why. */
-const cancelledBecause = (reason: string | RawBuilder<string>) => ({ status: "cancelled" as const, last_error: reason, finished_at: now(), updated_at: now() });
+const cancelledBecause = (reason: string | RawBuilder<string>) => ({ status: sql.lit("cancelled" as const), last_error: reason, finished_at: now(), updated_at: now() });
 
 type PendingJobs = SelectQueryBuilder<Database, "automation_jobs", { id: number }>;
 
@@ -67,8 +68,8 @@ function cancelUnheld(qc: QueryCreator<Database>, select: (jobs: PendingJobs) =>
   return qc
     .updateTable("automation_jobs")
     .set(cancelledBecause(reason))
-    .where("status", "=", "pending")
-    .where("id", "in", (eb) => select(eb.selectFrom("automation_jobs").select("id").where("status", "=", "pending")).forUpdate().skipLocked());
+    .where("status", "=", sql.lit("pending"))
+    .where("id", "in", (eb) => select(eb.selectFrom("automation_jobs").select("id").where("status", "=", sql.lit("pending"))).forUpdate().skipLocked());
 }
 
 /**
@@ -124,20 +125,26 @@ export async function cancelRecoveriesOfContactsBefore(
   reason: string,
 ): Promise<void> {
   if (orders.length === 0) return;
-  const pairs = sql.join(orders.map(({ contactId, before }) => sql`(${contactId}::bigint, ${before}::timestamptz)`));
-  await cancelPendingRecoveries(
-    db,
-    // From the contacts to their customers to their checkouts: index lookups, never a scan of the store's
-    // checkouts. The contacts are the store's, and so are their customers and checkouts: a condition on the
-    // store would only offer the planner the store's checkouts as a way in (taken when its statistics lag
-    // behind a fast-growing table, reading them all at every order).
-    sql<number>`(select c.id from (values ${pairs}) as ordered(contact_id, before)
-      join customers as cu on cu.contact_id = ordered.contact_id
-      join checkouts as c on c.customer_id = cu.id
-      where c.abandoned_at < ordered.before)`,
-    reason,
-  ).execute();
+  await cancelRecoveriesOfContacts(db, { orders, reason });
 }
+
+/** `cancelRecoveriesOfContactsBefore`'s statement: one text for any number of orders, built once (see `statement`). */
+const cancelRecoveriesOfContacts = statement(
+  () => "",
+  (db, value: ValueOf<{ orders: ReadonlyArray<{ contactId: number; before: Date }>; reason: string }>) =>
+    cancelPendingRecoveries(
+      db,
+      // From the contacts to their customers to their checkouts: index lookups, never a scan of the store's
+      // checkouts. The contacts are the store's, and so are their customers and checkouts: a condition on the
+      // store would only offer the planner the store's checkouts as a way in (taken when its statistics lag
+      // behind a fast-growing table, reading them all at every order).
+      sql<number>`(select c.id from unnest(${value((args) => args.orders.map((order) => order.contactId))}::bigint[], ${value((args) => args.orders.map((order) => order.before))}::timestamptz[]) as ordered(contact_id, before)
+        join customers as cu on cu.contact_id = ordered.contact_id
+        join checkouts as c on c.customer_id = cu.id
+        where c.abandoned_at < ordered.before)`,
+      value((args) => args.reason),
+    ),
+);
 
 /**
  * The due jobs, first due first: pending ones whose time has come, and running
@@ -158,7 +165,7 @@ function dueJobs(db: Executor, limit: number) {
         eb.and([eb("status", "=", sql.lit("running")), eb("locked_until", "<", now())]),
       ]),
     )
-    .where((eb) => eb.not(eb.exists(eb.selectFrom("stores").select("stores.id").whereRef("stores.id", "=", "automation_jobs.store_id").where("stores.paused", "=", true))))
+    .where((eb) => eb.not(eb.exists(eb.selectFrom("stores").select("stores.id").whereRef("stores.id", "=", "automation_jobs.store_id").where("stores.paused", "=", sql.lit(true)))))
     .orderBy("run_at")
     .orderBy("id")
     .limit(limit);
@@ -191,8 +198,18 @@ export async function claimJobs(db: Executor, workerId: string, leaseSeconds: nu
  * were. SKIP LOCKED keeps every other worker off them meanwhile.
  */
 export function lockDueJobs(trx: Trx, limit: number): Promise<DueJob[]> {
-  return dueJobs(trx, limit).select(DUE_JOB).forUpdate().skipLocked().execute();
+  return lockDueJobsStatement(trx, { limit });
 }
+
+/** `lockDueJobs`' statement, built once (see `statement`). */
+const lockDueJobsStatement = statement(
+  () => "",
+  (db, value: ValueOf<{ limit: number }>) =>
+    dueJobs(db, value((args) => args.limit))
+      .select(DUE_JOB)
+      .forUpdate()
+      .skipLocked(),
+);
 
 /** What running a due job set-based reads of it (see `lockDueJobs`): not its times, key or bookkeeping. */
 export const DUE_JOB = ["id", "store_id", "flow", "record_type", "record_id", "customer_id", "payload", "attempts"] as const;

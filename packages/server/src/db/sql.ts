@@ -16,17 +16,23 @@ export const now = (): RawBuilder<Date> => sql<Date>`now()`;
 export const anyId = (ids: readonly number[]): RawBuilder<number> => sql<number>`any(${[...ids]}::bigint[])`;
 
 /**
- * A column of rows passed as one array: its SQL type, and each row's value
- * (`text[]` columns as their lists, jsonb columns as JSON text).
+ * A column of rows passed as one array: its SQL type, and each row's value, or
+ * the array itself as `arrayParameter` makes it (a statement compiled once per
+ * shape passes it as a value of the run, see `statement`).
  */
-export type ArrayColumn = { name: string; type: string; values: readonly unknown[] };
+export type ArrayColumn = { name: string; type: string } & ({ values: readonly unknown[] } | { parameter: unknown });
+
+/** The one parameter that carries a column's values: `text[]` columns as JSON (arrays of arrays must be rectangular), the rest as they are. */
+export function arrayParameter(type: string, values: readonly unknown[]): unknown[] {
+  return type === "text[]" ? values.map((value) => (value == null ? null : JSON.stringify(value))) : [...values];
+}
 
 /**
  * `select <leading>, <columns> from unnest($1::type[], $2::type[], ...)`: many
  * rows in one parameter per column, in the order given. The statement's text
  * is the same for any number of rows, so PostgreSQL parses and plans it once
  * per connection, and its parameters are a dozen arrays, not one per value.
- * A `text[]` column travels as JSON (arrays of arrays must be rectangular).
+ * A `text[]` column travels as JSON (see `arrayParameter`).
  */
 export function unnestRows(
   leading: ReadonlyArray<RawBuilder<unknown>>,
@@ -35,11 +41,10 @@ export function unnestRows(
   more: { trailing?: ReadonlyArray<RawBuilder<unknown>>; join?: RawBuilder<unknown> } = {},
 ): RawBuilder<never> {
   const isList = (column: ArrayColumn) => column.type === "text[]";
-  const arrays = columns.map((column) =>
-    isList(column)
-      ? sql`${column.values.map((value) => (value == null ? null : JSON.stringify(value)))}::jsonb[]`
-      : sql`${[...column.values]}::${sql.raw(column.type)}[]`,
-  );
+  const arrays = columns.map((column) => {
+    const parameter = "parameter" in column ? column.parameter : arrayParameter(column.type, column.values);
+    return sql`${parameter}::${sql.raw(isList(column) ? "jsonb" : column.type)}[]`;
+  });
   const picked = columns.map((column) =>
     isList(column)
       ? sql`case when ${sql.ref(`r.${column.name}`)} is not null then array(select jsonb_array_elements_text(${sql.ref(`r.${column.name}`)})) end`

@@ -3,7 +3,7 @@ import { sql, type QueryCreator, type RawBuilder } from "kysely";
 import { carriedColumns, freshOrFail, mergedColumns, notStale, notStaleFor, now, overTables, unnestRows, wasInserted } from "../../db/sql.js";
 import type { checkoutRecoveryRows } from "../../automations/flows/checkout-recovery.js";
 import type { insertJobRows } from "../../automations/jobs.repository.js";
-import { withCustomers, type CustomerWrite } from "../customers/customer.repository.js";
+import { withCustomersOf, type CustomerWrite } from "../customers/customer.repository.js";
 import type { Database, Executor } from "../../db/types.js";
 import type { SharedOptionalColumns } from "../fields.js";
 
@@ -103,7 +103,7 @@ export function upsertCheckoutAlone(
     jobs: (qc: QueryCreator<Database>) => ReturnType<typeof insertJobRows>;
   },
 ) {
-  return withCustomers(db, storeId, [customer])
+  return withCustomersOf(db, storeId, [customer])
     .with("chk", (qc) => checkoutUpsert(overTables(qc), storeId, [{ ...checkout, customer_id: sql<number>`(select id from customer)` }]))
     .with("cancelled", (qc) => effects.cancelled(overTables(qc)))
     .with("jobs", (qc) => effects.jobs(overTables(qc)))

@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from "kysely";
+import { statement, valuesOf, type ValueOf } from "../../db/statement.js";
 import type { Executor, Trx } from "../../db/types.js";
-import { freshOrFail, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted } from "../../db/sql.js";
+import { arrayParameter, freshOrFail, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted } from "../../db/sql.js";
 import { insertJobRows, lockJobsOfCustomer } from "../../automations/jobs.repository.js";
 
 /** The fields an upsert writes; absent ones keep their stored value. */
@@ -51,14 +52,17 @@ export type CustomerWrite = { key: { external_id: string; keyed_by_phone: boolea
  */
 export async function upsertCustomers(db: Executor, storeId: number, writes: readonly CustomerWrite[]) {
   if (writes.length === 0) return [];
-  return (
-    withCustomers(db, storeId, writes)
-      .selectFrom("customer")
-      .selectAll()
-      // Nothing comes back for a write older than the stored customer.
-      .execute()
-  );
+  return upsertCustomersStatement(db, { storeId, writes });
 }
+
+/** `upsertCustomers`' statement, built once per set of fields (see `statement`). */
+const upsertCustomersStatement = statement(
+  ({ writes }: CustomersToWrite) => fieldsOf(writes).join(),
+  (db, value, { writes }) =>
+    withCustomers(db, value, fieldsOf(writes))
+      .selectFrom("customer")
+      .selectAll(),
+);
 
 /**
  * One customer's push in one statement: the customer and its contact (as
@@ -67,7 +71,7 @@ export async function upsertCustomers(db: Executor, storeId: number, writes: rea
  * a stale write, and nothing of it stays.
  */
 export function upsertCustomerAlone(db: Executor, storeId: number, write: CustomerWrite, jobs: RawBuilder<unknown>) {
-  return withCustomers(db, storeId, [write])
+  return withCustomersOf(db, storeId, [write])
     .with("jobs", (qc) => insertJobRows(qc, [jobs]))
     .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
     .leftJoin("customer", (join) => join.onTrue())
@@ -89,27 +93,37 @@ export async function takeContacts(db: Executor, storeId: number, phones: readon
     on conflict (store_id, phone) do update set synced_at = contacts.synced_at`.execute(db);
 }
 
+/** The customers one statement writes, and their store. */
+export type CustomersToWrite = { storeId: number; writes: readonly CustomerWrite[] };
+
+/** `withCustomers` for a statement built for one run. */
+export const withCustomersOf = (db: Executor, storeId: number, writes: readonly CustomerWrite[]) => withCustomers(db, valuesOf({ storeId, writes }), fieldsOf(writes));
+
+/** The fields the writes carry (they all carry the same). */
+const fieldsOf = (writes: readonly CustomerWrite[]): (keyof CustomerFields)[] => Object.keys(writes[0]?.fields ?? {}) as (keyof CustomerFields)[];
+
 /**
  * The statement's customers (see `upsertCustomers`) as CTEs a statement goes
  * on from: `contact`, `customer` (the written rows, with `inserted`) and `link`.
+ * Its text depends on `columns`, the fields the writes carry, alone; its values
+ * come through `value` (see `statement`, or `valuesOf` for a statement built for one run).
  */
-export function withCustomers(db: Executor, storeId: number, writes: readonly CustomerWrite[]) {
-  const first = writes[0];
-  if (!first) throw new Error("no customer to write");
-  const columns = Object.keys(first.fields) as (keyof CustomerFields)[];
+export function withCustomers<A extends CustomersToWrite>(db: Executor, value: ValueOf<A>, columns: readonly (keyof CustomerFields)[]) {
+  if (columns.length === 0) throw new Error("no customer to write");
   const changed = profileChanged(columns);
-  // Contacts in phone order: two statements that share contacts lock them in the same order.
-  const phones = [...new Set(writes.map((write) => write.fields.phone))].sort();
   // Rows as one array per column (`unnest`): the same statement text for any number of customers.
-  const rows = (names: ReadonlyArray<keyof typeof customerTypes>, values: (name: keyof typeof customerTypes, write: CustomerWrite) => unknown) =>
-    names.map((name) => ({ name, type: customerTypes[name], values: writes.map((write) => values(name, write)) }));
+  const rows = (names: ReadonlyArray<keyof typeof customerTypes>, pick: (name: keyof typeof customerTypes, write: CustomerWrite) => unknown) =>
+    names.map((name) => ({ name, type: customerTypes[name], parameter: value((args) => arrayParameter(customerTypes[name], args.writes.map((write) => pick(name, write)))) }));
   const keyColumns = ["external_id", "keyed_by_phone"] as const;
+  const storeId = sql`${value((args) => args.storeId)}::bigint`;
+  // Contacts in phone order: two statements that share contacts lock them in the same order.
+  const phones = value((args) => [...new Set(args.writes.map((write) => write.fields.phone))].sort());
   return db
     .with("contact", (qb) =>
       qb
         .insertInto("contacts")
         .columns(["store_id", "phone"])
-        .expression(unnestRows([sql`${storeId}::bigint`], [{ name: "phone", type: "text", values: phones }]))
+        .expression(unnestRows([storeId], [{ name: "phone", type: "text", parameter: phones }]))
         // A no-op update, so that an existing contact's id comes back too. It sets no key column, so it
         // locks the contact only against writers: a message or a customer referring to it never waits.
         .onConflict((oc) => oc.columns(["store_id", "phone"]).doUpdateSet({ synced_at: (eb) => eb.ref("contacts.synced_at") }))
@@ -121,7 +135,7 @@ export function withCustomers(db: Executor, storeId: number, writes: readonly Cu
         .columns(["store_id", ...keyColumns, ...columns, "contact_id"])
         .expression(
           unnestRows(
-            [sql`${storeId}::bigint`],
+            [storeId],
             [
               ...rows(keyColumns, (name, write) => write.key[name as keyof CustomerWrite["key"]]),
               ...rows(columns, (name, write) => write.fields[name as keyof CustomerFields]),
@@ -153,7 +167,7 @@ export function withCustomers(db: Executor, storeId: number, writes: readonly Cu
             .selectFrom("customer")
             .innerJoin("contact", "contact.phone", "customer.phone")
             .select(["customer.id", "contact.id as contact_id"])
-            .where("customer.profile_changed", "=", true),
+            .where("customer.profile_changed", "=", sql.lit(true)),
         )
         .onConflict((oc) => oc.doNothing()),
     );

@@ -1,8 +1,9 @@
 import { sql, type QueryCreator, type RawBuilder, type Selectable } from "kysely";
-import { carriedColumns, freshOrFail, mergedColumns, notStale, notStaleFor, now, overTables, unnestRows, wasInserted } from "../../db/sql.js";
+import { arrayParameter, carriedColumns, freshOrFail, mergedColumns, notStale, notStaleFor, now, overTables, unnestRows, wasInserted } from "../../db/sql.js";
 import type { cancelRecoveriesForOrderRows } from "../../automations/flows/checkout-recovery.js";
 import type { insertJobRows } from "../../automations/jobs.repository.js";
-import { withCustomers, type CustomerWrite } from "../customers/customer.repository.js";
+import { withCustomersOf, type CustomerWrite } from "../customers/customer.repository.js";
+import { statement } from "../../db/statement.js";
 import type { Database, Executor, OrderTable } from "../../db/types.js";
 import type { SharedOptionalColumns } from "../fields.js";
 
@@ -45,22 +46,33 @@ const orderTypes: Record<keyof OrderValues, string> = {
 /**
  * Inserts or updates these orders in one statement, their rows passed as one
  * array per column (`unnest`): the same statement text for any number of
- * orders. Every write carries the same fields (absent ones keep their stored
- * value) and its own key; keys are distinct. Nothing comes back for a write
- * older than the stored order.
+ * orders, built once per set of columns (see `statement`). Every write carries
+ * the same fields (absent ones keep their stored value) and its own key; keys
+ * are distinct. Nothing comes back for a write older than the stored order.
  */
 export function upsertOrders(db: Executor, storeId: number, orders: readonly OrderValues[]) {
   if (orders.length === 0) return Promise.resolve([]);
-  const columns = ["external_id", ...carriedColumns(orders)] as (keyof OrderValues)[];
-  return db
-    .insertInto("orders")
-    .columns(["store_id", ...columns])
-    .expression(unnestRows([sql`${storeId}::bigint`], columns.map((name) => ({ name, type: orderTypes[name], values: orders.map((order) => order[name]) }))))
-    .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(mergedColumns("orders", carriedColumns(orders))).where(notStale("orders")))
-    .returning(WRITTEN_ORDER)
-    .returning(wasInserted.as("inserted"))
-    .execute();
+  return upsertOrdersStatement(db, { storeId, orders });
 }
+
+const upsertOrdersStatement = statement(
+  ({ orders }: { storeId: number; orders: readonly OrderValues[] }) => carriedColumns(orders).join(),
+  (db, value, { orders }) => {
+    const columns = ["external_id", ...carriedColumns(orders)] as (keyof OrderValues)[];
+    return db
+      .insertInto("orders")
+      .columns(["store_id", ...columns])
+      .expression(
+        unnestRows(
+          [sql`${value((args) => args.storeId)}::bigint`],
+          columns.map((name) => ({ name, type: orderTypes[name], parameter: value((args) => arrayParameter(orderTypes[name], args.orders.map((order) => order[name]))) })),
+        ),
+      )
+      .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(mergedColumns("orders", carriedColumns(orders))).where(notStale("orders")))
+      .returning(WRITTEN_ORDER)
+      .returning(wasInserted.as("inserted"));
+  },
+);
 
 /** The insert of one order, for a CTE of its push's statement. */
 function orderUpsert(qc: QueryCreator<Database>, storeId: number, orders: ReadonlyArray<Omit<OrderWrite, "customer_id"> & { customer_id: number | RawBuilder<number> }>) {
@@ -99,7 +111,7 @@ export function upsertOrderAlone(
     jobs: (qc: QueryCreator<Database>) => ReturnType<typeof insertJobRows>;
   },
 ) {
-  const written = withCustomers(db, storeId, [customer]).with("ord", (qc) =>
+  const written = withCustomersOf(db, storeId, [customer]).with("ord", (qc) =>
     orderUpsert(overTables(qc), storeId, [{ ...order, customer_id: sql<number>`(select id from customer)` }]),
   );
   return written

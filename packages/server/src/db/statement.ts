@@ -1,0 +1,91 @@
+import { isDeepStrictEqual } from "node:util";
+import { createQueryId, type CompiledQuery, type QueryExecutorProvider } from "kysely";
+import type { Executor } from "./types.js";
+
+const PICK = Symbol("statement value");
+/** A value of a statement while it is built: where in it the value goes, and how a run finds it. */
+type Placeholder<A> = { readonly [PICK]: (args: A) => unknown };
+const isPlaceholder = <A>(parameter: unknown): parameter is Placeholder<A> => typeof parameter === "object" && parameter !== null && PICK in parameter;
+
+/**
+ * Declares one of a statement's values: at each run, what `pick` finds in the
+ * run's arguments. Typed as the value itself, so it goes wherever kysely takes one.
+ */
+export type ValueOf<A> = <V>(pick: (args: A) => V) => V;
+
+/** What `build` gives: a query builder or a raw `sql` statement, compiled against the database. */
+type Buildable<R> = { compile(executor: QueryExecutorProvider): CompiledQuery<R> };
+
+type Compiled<A> = { sql: string; query: CompiledQuery["query"]; picks: ReadonlyArray<(args: A) => unknown> };
+
+/** The most shapes one statement keeps compiled; beyond them (never, with the shapes the service writes), a run compiles for itself. */
+const SHAPES_KEPT = 256;
+
+/** When on, every run also builds its statement with its own values and compares (see `checkStatements`). */
+let checking = false;
+
+/**
+ * Has every statement made by `statement` also be built from its run's own
+ * values, as kysely would build it for that run alone, and compared with the
+ * statement it ran: a different text or different values fail the run. For
+ * the test suites, which so prove that each statement's shape key covers
+ * everything its text depends on.
+ */
+export function checkStatements(on: boolean): void {
+  checking = on;
+}
+
+/**
+ * A statement kysely builds and compiles once per shape, then runs with each
+ * call's values: building a statement of a dozen CTEs and compiling it to text
+ * costs more of the service's CPU than sending it and reading its answer.
+ *
+ * `shapeOf` names what the statement's text depends on (the columns a write
+ * carries, say); `build` makes the statement from the database, `value` and
+ * the arguments. Every value goes in through `value(args => ...)`, never
+ * directly: a value met directly is refused when the statement is compiled
+ * (it would be the first run's at every run). `build` may read the arguments
+ * only for what `shapeOf` names. Runs are the same as kysely's own: the text
+ * and values it would have sent, through the same executor (its transaction,
+ * its connection's prepared statements).
+ */
+export function statement<A, R>(
+  shapeOf: (args: A) => string,
+  build: (db: Executor, value: ValueOf<A>, args: A) => Buildable<R>,
+): (db: Executor, args: A) => Promise<R[]> {
+  const shapes = new Map<string, Compiled<A>>();
+  const placeholder: ValueOf<A> = (pick) => ({ [PICK]: pick }) as Placeholder<A> as never;
+
+  function compile(db: Executor, args: A): Compiled<A> {
+    const { sql, query, parameters } = build(db, placeholder, args).compile(db);
+    const picks = parameters.map((parameter, index) => {
+      if (!isPlaceholder<A>(parameter)) throw new Error(`value $${index + 1} of a statement compiled once per shape was not given by value(): ${sql}`);
+      return parameter[PICK];
+    });
+    return { sql, query, picks };
+  }
+
+  return async (db, args) => {
+    const shape = shapeOf(args);
+    let compiled = shapes.get(shape);
+    if (!compiled) {
+      compiled = compile(db, args);
+      if (shapes.size < SHAPES_KEPT) shapes.set(shape, compiled);
+    }
+    const parameters = compiled.picks.map((pick) => pick(args));
+    if (checking) {
+      const own = build(db, (pick) => pick(args), args).compile(db);
+      if (own.sql !== compiled.sql || !isDeepStrictEqual(own.parameters, parameters)) {
+        throw new Error(`a statement compiled once per shape differs from its run's own (shape ${shape}):\n${compiled.sql}\n${own.sql}`);
+      }
+    }
+    const { rows } = await db.executeQuery<R>({ sql: compiled.sql, query: compiled.query, parameters, queryId: createQueryId() });
+    return rows;
+  };
+}
+
+/** The `value` of a statement built for one run only: each value is the run's own. */
+export const valuesOf =
+  <A>(args: A): ValueOf<A> =>
+  (pick) =>
+    pick(args);

@@ -1,0 +1,71 @@
+import { sql } from "kysely";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { DatabaseHandle } from "../src/db/index.js";
+import { checkStatements, statement, type ValueOf } from "../src/db/statement.js";
+import { createTestDatabase } from "./helpers.js";
+
+type Tags = { storeId: number; tags: readonly string[]; upper: boolean };
+
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let handle: DatabaseHandle;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  handle = database.handle;
+});
+afterAll(() => database.drop());
+// The suites run with every statement checked (see helpers): a test that turns it off turns it back on.
+afterEach(() => checkStatements(true));
+
+describe("statements compiled once per shape", () => {
+  it("run with each call's own values, in text built once per shape", async () => {
+    checkStatements(false);
+    let built = 0;
+    const tagged = statement(
+      ({ upper }: Tags) => String(upper),
+      (db, value: ValueOf<Tags>, { upper }) => {
+        built++;
+        const tag = upper ? sql`upper(t.tag)` : sql`t.tag`;
+        return sql<{ store_id: number; tag: string }>`select ${value((args) => args.storeId)}::bigint as store_id, ${tag} as tag
+          from unnest(${value((args) => [...args.tags])}::text[]) with ordinality as t(tag, n) order by n`;
+      },
+    );
+    expect(await tagged(handle.db, { storeId: 7, tags: ["a", "b"], upper: false })).toEqual([
+      { store_id: 7, tag: "a" },
+      { store_id: 7, tag: "b" },
+    ]);
+    expect(await tagged(handle.db, { storeId: 8, tags: ["c"], upper: false })).toEqual([{ store_id: 8, tag: "c" }]);
+    expect(built).toBe(1);
+    // Another shape: built once more, and then not again.
+    expect(await tagged(handle.db, { storeId: 9, tags: ["d"], upper: true })).toEqual([{ store_id: 9, tag: "D" }]);
+    expect(await tagged(handle.db, { storeId: 9, tags: ["e", "f"], upper: true })).toEqual([
+      { store_id: 9, tag: "E" },
+      { store_id: 9, tag: "F" },
+    ]);
+    expect(built).toBe(2);
+    // Inside a transaction, through it.
+    const inside = await handle.db.transaction().execute((trx) => tagged(trx, { storeId: 10, tags: ["g"], upper: false }));
+    expect(inside).toEqual([{ store_id: 10, tag: "g" }]);
+  });
+
+  it("refuse a value given directly, which would be the first run's at every run", async () => {
+    const direct = statement(
+      () => "",
+      (db, _value: ValueOf<{ storeId: number }>, args) => sql<{ id: number }>`select ${args.storeId}::bigint as id`,
+    );
+    await expect(direct(handle.db, { storeId: 1 })).rejects.toThrow("value $1 of a statement compiled once per shape was not given by value()");
+  });
+
+  it("fail a run whose text its shape does not name, when checked as the suites check them", async () => {
+    // The shape leaves out `upper`, which the text depends on.
+    const careless = statement(
+      () => "",
+      (db, value: ValueOf<Tags>, { upper }) => sql<{ tag: string }>`select ${upper ? sql`upper(${value((args) => args.tags[0])})` : value((args) => args.tags[0])}::text as tag`,
+    );
+    expect(await careless(handle.db, { storeId: 1, tags: ["a"], upper: false })).toEqual([{ tag: "a" }]);
+    await expect(careless(handle.db, { storeId: 1, tags: ["b"], upper: true })).rejects.toThrow("differs from its run's own");
+    // Unchecked, the first shape's text would have run: the lower-case tag.
+    checkStatements(false);
+    expect(await careless(handle.db, { storeId: 1, tags: ["c"], upper: true })).toEqual([{ tag: "c" }]);
+  });
+});
