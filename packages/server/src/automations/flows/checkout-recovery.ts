@@ -99,7 +99,8 @@ export function cancelRecoveriesForOrderRows<DB extends Database>(qc: QueryCreat
           select cu.id from customers as cu where cu.contact_id = any(array(select contact_id from customer))
           union all select id from customer))
         and c.abandoned_at < ord.placed_at)`,
-    ORDERED,
+    // A constant: written into the statement, which is built once (see `upsertOrderAlone`).
+    sql.lit(ORDERED),
   );
 }
 
@@ -113,7 +114,7 @@ export const checkoutRecoveryRows = {
   jobs: (store: TriggerStore, options: TriggerOptions) =>
     sql`select ${store.id}::bigint, 'checkout_recovery', 'checkout_recovery:' || k.id || ':' || k.abandonment_count, 'checkout', k.id, k.external_id, k.customer_id,
         jsonb_build_object('abandonment', k.abandonment_count), now() + make_interval(secs => ${store.recoveryDelaySeconds})
-      from chk as k where k.status = 'abandoned' and k.entered_abandoned and ${!options.backfill}::boolean`,
+      from chk as k where k.status = 'abandoned' and k.entered_abandoned and not ${options.backfill}::boolean`,
   cancelled: <DB extends Database>(qc: QueryCreator<DB>) =>
     cancelPendingRecoveries(qc, sql<number>`(select id from chk where status <> 'abandoned')`, sql<string>`'the checkout became ' || (select status from chk)`),
 };

@@ -58,7 +58,7 @@ export function contactSyncJobs(store: TriggerStore, customer: CustomerRow, opti
  * The same jobs as `contactSyncJobs`, chosen in SQL for a push written in one
  * statement, from the customers it wrote (its `customer` CTE).
  */
-export function contactSyncJobRows(store: TriggerStore, options: TriggerOptions): RawBuilder<unknown> {
+export function contactSyncJobRows(store: Pick<TriggerStore, "id">, options: TriggerOptions): RawBuilder<unknown> {
   return sql`select ${store.id}::bigint, 'contact_sync', 'contact_sync:' || c.id || ':' || c.profile_version, 'customer', c.id, c.external_id, c.id, jsonb_build_object('profile_version', c.profile_version), now()
-    from customer as c where c.profile_changed and c.external_id is not null and ${!options.backfill}::boolean`;
+    from customer as c where c.profile_changed and c.external_id is not null and not ${options.backfill}::boolean`;
 }

@@ -43,7 +43,7 @@ export function postPurchaseJobs(store: TriggerStore, order: Pick<OrderRow, "id"
  * The same jobs as `postPurchaseJobs`, chosen in SQL for a push written in one
  * statement, from the orders it wrote (its `ord` CTE, with `inserted`).
  */
-export function postPurchaseJobRows(store: TriggerStore, options: TriggerOptions): RawBuilder<unknown> {
+export function postPurchaseJobRows(store: Pick<TriggerStore, "id">, options: TriggerOptions): RawBuilder<unknown> {
   return sql`select ${store.id}::bigint, 'post_purchase', 'post_purchase:' || o.id, 'order', o.id, o.external_id, o.customer_id, '{}'::jsonb, now()
-    from ord as o where o.inserted and ${!options.backfill}::boolean`;
+    from ord as o where o.inserted and not ${options.backfill}::boolean`;
 }

@@ -56,5 +56,5 @@ export function shippingNotificationJobs(store: TriggerStore, shipment: Shipment
  */
 export function shippingNotificationJobRows(store: TriggerStore, options: TriggerOptions): RawBuilder<unknown> {
   return sql`select ${store.id}::bigint, 'shipping_notification', 'shipping_notification:' || s.id || ':' || coalesce(s.status, 'none'), 'shipment', s.id, s.external_id, o.customer_id, jsonb_build_object('status', s.status), now()
-    from ship as s, ord as o where s.status_changed and ${!options.backfill}::boolean`;
+    from ship as s, ord as o where s.status_changed and not ${options.backfill}::boolean`;
 }

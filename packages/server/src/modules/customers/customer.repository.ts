@@ -2,6 +2,7 @@ import { sql, type RawBuilder } from "kysely";
 import { statement, valuesOf, type ValueOf } from "../../db/statement.js";
 import type { Executor, Trx } from "../../db/types.js";
 import { arrayParameter, freshOrFail, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted } from "../../db/sql.js";
+import { contactSyncJobRows } from "../../automations/flows/contact-sync.js";
 import { insertJobRows, lockJobsOfCustomer } from "../../automations/jobs.repository.js";
 
 /** The fields an upsert writes; absent ones keep their stored value. */
@@ -66,19 +67,27 @@ const upsertCustomersStatement = statement(
 
 /**
  * One customer's push in one statement: the customer and its contact (as
- * `upsertCustomers` writes them) and the jobs `jobs` chooses from the written
- * `customer`. A write older than the stored customer fails the statement with
- * a stale write, and nothing of it stays.
+ * `upsertCustomers` writes them) and its contact sync, chosen in SQL from the
+ * written `customer`. A write older than the stored customer fails the
+ * statement with a stale write, and nothing of it stays. Built once per set of
+ * fields (see `statement`).
  */
-export function upsertCustomerAlone(db: Executor, storeId: number, write: CustomerWrite, jobs: RawBuilder<unknown>) {
-  return withCustomersOf(db, storeId, [write])
-    .with("jobs", (qc) => insertJobRows(qc, [jobs]))
-    .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
-    .leftJoin("customer", (join) => join.onTrue())
-    .selectAll("customer")
-    .select(freshOrFail(sql<boolean>`customer.id is not null`).as("fresh"))
-    .executeTakeFirstOrThrow();
+export async function upsertCustomerAlone(db: Executor, push: CustomersToWrite & { backfill: boolean }) {
+  const [row] = await upsertCustomerAloneStatement(db, push);
+  if (!row) throw new Error("a customer's statement answered no row");
+  return row;
 }
+
+const upsertCustomerAloneStatement = statement(
+  ({ writes }: CustomersToWrite & { backfill: boolean }) => fieldsOf(writes).join(),
+  (db, value, { writes }) =>
+    withCustomers(db, value, fieldsOf(writes))
+      .with("jobs", (qc) => insertJobRows(qc, [contactSyncJobRows({ id: value((args) => args.storeId) }, { backfill: value((args) => args.backfill) })]))
+      .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
+      .leftJoin("customer", (join) => join.onTrue())
+      .selectAll("customer")
+      .select(freshOrFail(sql<boolean>`customer.id is not null`).as("fresh")),
+);
 
 /**
  * Creates the contacts of these phones that do not exist, and locks them all
@@ -100,7 +109,7 @@ export type CustomersToWrite = { storeId: number; writes: readonly CustomerWrite
 export const withCustomersOf = (db: Executor, storeId: number, writes: readonly CustomerWrite[]) => withCustomers(db, valuesOf({ storeId, writes }), fieldsOf(writes));
 
 /** The fields the writes carry (they all carry the same). */
-const fieldsOf = (writes: readonly CustomerWrite[]): (keyof CustomerFields)[] => Object.keys(writes[0]?.fields ?? {}) as (keyof CustomerFields)[];
+export const fieldsOf = (writes: readonly CustomerWrite[]): (keyof CustomerFields)[] => Object.keys(writes[0]?.fields ?? {}) as (keyof CustomerFields)[];
 
 /**
  * The statement's customers (see `upsertCustomers`) as CTEs a statement goes

@@ -3,7 +3,7 @@ import { AppError } from "../../errors.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import type { StoreContext } from "../../auth/store-context.js";
 import { customerErased } from "../../automations/erasure.js";
-import { contactSyncJobRows, contactSyncJobs, type TriggerOptions } from "../../automations/flows/index.js";
+import { contactSyncJobs, type TriggerOptions } from "../../automations/flows/index.js";
 import { enqueueJobs, type NewJob } from "../../automations/jobs.repository.js";
 import type { CustomerRow, Db, Executor } from "../../db/types.js";
 import { olderThanStored } from "../../db/sql.js";
@@ -139,7 +139,7 @@ export async function upsertCustomer(
   return orStored(
     async () => {
       // One statement: the customer, its contact and its contact sync.
-      const { fresh: _fresh, inserted, ...row } = await inOneStatement(db, (db) => repo.upsertCustomerAlone(db, store.id, customerWrite(input), contactSyncJobRows(store, options)));
+      const { fresh: _fresh, inserted, ...row } = await inOneStatement(db, (db) => repo.upsertCustomerAlone(db, { storeId: store.id, writes: [customerWrite(input)], backfill: options.backfill }));
       if (row.id === null) throw new Error("a customer was not written");
       return { customer: toCustomer(row as CustomerRow), created: inserted === true };
     },

@@ -1,10 +1,12 @@
-import { sql, type QueryCreator, type RawBuilder, type Selectable } from "kysely";
+import { sql, type Insertable, type Selectable } from "kysely";
 import { arrayParameter, carriedColumns, freshOrFail, mergedColumns, notStale, notStaleFor, now, overTables, unnestRows, wasInserted } from "../../db/sql.js";
-import type { cancelRecoveriesForOrderRows } from "../../automations/flows/checkout-recovery.js";
-import type { insertJobRows } from "../../automations/jobs.repository.js";
-import { withCustomersOf, type CustomerWrite } from "../customers/customer.repository.js";
+import { cancelRecoveriesForOrderRows } from "../../automations/flows/checkout-recovery.js";
+import { contactSyncJobRows } from "../../automations/flows/contact-sync.js";
+import { postPurchaseJobRows } from "../../automations/flows/post-purchase.js";
+import { insertJobRows } from "../../automations/jobs.repository.js";
+import { fieldsOf, withCustomers, type CustomersToWrite } from "../customers/customer.repository.js";
 import { statement } from "../../db/statement.js";
-import type { Database, Executor, OrderTable } from "../../db/types.js";
+import type { Executor, OrderTable } from "../../db/types.js";
 import type { SharedOptionalColumns } from "../fields.js";
 
 export type OrderWrite = {
@@ -74,56 +76,50 @@ const upsertOrdersStatement = statement(
   },
 );
 
-/** The insert of one order, for a CTE of its push's statement. */
-function orderUpsert(qc: QueryCreator<Database>, storeId: number, orders: ReadonlyArray<Omit<OrderWrite, "customer_id"> & { customer_id: number | RawBuilder<number> }>) {
-  const columns = carriedColumns(orders);
-  return qc
-    .insertInto("orders")
-    .values(orders.map((order) => ({ store_id: storeId, ...order })))
-    .onConflict((oc) =>
-      oc
-        .columns(["store_id", "external_id"])
-        .doUpdateSet({
-          ...mergedColumns("orders", columns),
-        })
-        .where(notStale("orders")),
-    )
-    .returningAll()
-    .returning(wasInserted.as("inserted"));
-}
+/** What one order's push writes (see `upsertOrderAlone`): its customer, the order (its tags as a list), and whether it is a backfill. */
+export type OrderAlone = CustomersToWrite & { order: Omit<OrderValues, "customer_id">; backfill: boolean };
 
 /**
  * One order's push in one statement: its customer and contact (as
  * `upsertCustomers` writes them, CTE `customer`), the order (as
- * `upsertOrders`, CTE `ord`), and the CTEs `effects` adds on them (recoveries
- * cancelled, jobs recorded). An order older than the stored one fails the
- * statement with a stale write, and nothing of it stays.
+ * `upsertOrders`, CTE `ord`), the recoveries it cancels
+ * (`cancelRecoveriesForOrderRows`) and the jobs it calls for (contact sync and
+ * post-purchase, chosen in SQL). An order older than the stored one fails the
+ * statement with a stale write, and nothing of it stays. Built once per set of
+ * the customer's and the order's fields (see `statement`).
  */
-export function upsertOrderAlone(
-  db: Executor,
-  storeId: number,
-  customer: CustomerWrite,
-  order: Omit<OrderWrite, "customer_id">,
-  effects: {
-    /** The recoveries the order cancels (see `cancelRecoveriesForOrderRows`). */
-    cancelled: (qc: QueryCreator<Database>) => ReturnType<typeof cancelRecoveriesForOrderRows>;
-    /** The jobs the customer and the order call for (see `insertJobRows`). */
-    jobs: (qc: QueryCreator<Database>) => ReturnType<typeof insertJobRows>;
-  },
-) {
-  const written = withCustomersOf(db, storeId, [customer]).with("ord", (qc) =>
-    orderUpsert(overTables(qc), storeId, [{ ...order, customer_id: sql<number>`(select id from customer)` }]),
-  );
-  return written
-    .with("cancelled", (qc) => effects.cancelled(overTables(qc)))
-    .with("jobs", (qc) => effects.jobs(overTables(qc)))
-    .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
-    .leftJoin("ord", (join) => join.onTrue())
-    .select(WRITTEN_ORDER.map((column) => `ord.${column}` as const))
-    .select("ord.inserted")
-    .select(freshOrFail(sql<boolean>`ord.id is not null`).as("fresh"))
-    .executeTakeFirstOrThrow();
+export async function upsertOrderAlone(db: Executor, push: OrderAlone) {
+  const [row] = await upsertOrderAloneStatement(db, push);
+  if (!row) throw new Error("an order's statement answered no row");
+  return row;
 }
+
+const upsertOrderAloneStatement = statement(
+  ({ writes, order }: OrderAlone) => `${fieldsOf(writes).join()}|${Object.keys(order).join()}`,
+  (db, value, { writes, order }) => {
+    const trigger = { store: { id: value((args) => args.storeId) }, options: { backfill: value((args) => args.backfill) } };
+    const columns = Object.keys(order) as (keyof OrderAlone["order"])[];
+    const row = Object.fromEntries(
+      columns.map((column) => [column, column === "tags" ? sql`${value((args) => args.order.tags)}::text[]` : value((args) => args.order[column])]),
+    );
+    return withCustomers(db, value, fieldsOf(writes))
+      .with("ord", (qc) =>
+        overTables(qc)
+          .insertInto("orders")
+          .values({ store_id: value((args) => args.storeId), ...row, customer_id: sql<number>`(select id from customer)` } as Insertable<OrderTable>)
+          .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(mergedColumns("orders", [...columns.filter((column) => column !== "external_id"), "customer_id"])).where(notStale("orders")))
+          .returningAll()
+          .returning(wasInserted.as("inserted")),
+      )
+      .with("cancelled", (qc) => cancelRecoveriesForOrderRows(overTables(qc)))
+      .with("jobs", (qc) => insertJobRows(overTables(qc), [contactSyncJobRows(trigger.store, trigger.options), postPurchaseJobRows(trigger.store, trigger.options)]))
+      .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
+      .leftJoin("ord", (join) => join.onTrue())
+      .select(WRITTEN_ORDER.map((column) => `ord.${column}` as const))
+      .select("ord.inserted")
+      .select(freshOrFail(sql<boolean>`ord.id is not null`).as("fresh"));
+  },
+);
 
 export function findOrder(db: Executor, storeId: number, externalId: string) {
   return db.selectFrom("orders").selectAll().where("store_id", "=", storeId).where("external_id", "=", externalId).executeTakeFirst();

@@ -1,7 +1,7 @@
 import type { Order, OrderInput, OrderPatch, OrderRecord } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/store-context.js";
-import { cancelRecoveriesForOrderRows, cancelRecoveriesForOrders, contactSyncJobRows, postPurchaseJobRows, postPurchaseJobs, type TriggerOptions } from "../../automations/flows/index.js";
-import { enqueueJobs, insertJobRows } from "../../automations/jobs.repository.js";
+import { cancelRecoveriesForOrders, postPurchaseJobs, type TriggerOptions } from "../../automations/flows/index.js";
+import { enqueueJobs } from "../../automations/jobs.repository.js";
 import { olderThanStored } from "../../db/sql.js";
 import { inTransaction } from "../../db/transaction.js";
 import type { Db } from "../../db/types.js";
@@ -44,17 +44,19 @@ export function toOrder(row: repo.WrittenOrder): Order {
 
 /** What an upsert writes of an order, linked to its customer; absent fields are left out, so they keep their stored value. */
 function orderValues(input: OrderInput, customerId: number): repo.OrderValues {
-  const { tags: _tags, ...fields } = orderFields(input);
-  return { ...fields, ...(input.tags === undefined ? {} : { tags: uniqueTags(input.tags) }), customer_id: customerId };
+  return { ...orderFields(input), customer_id: customerId };
 }
 
-function orderFields(input: OrderInput): Omit<repo.OrderWrite, "customer_id"> {
+/** The order's fields as an upsert writes them, its tags as a list. */
+function orderFields(input: OrderInput): Omit<repo.OrderValues, "customer_id"> {
+  const { tags: _tags, ...fields } = sharedOptionalColumns(input);
   return {
     external_id: input.external_id,
     placed_at: input.placed_at,
     total_price: toMoney(input.total_price),
     ...presentOnly({ financial_status: input.financial_status, fulfillment_status: input.fulfillment_status, source_updated_at: input.source_updated_at }),
-    ...sharedOptionalColumns(input),
+    ...fields,
+    ...(input.tags === undefined ? {} : { tags: uniqueTags(input.tags) }),
   };
 }
 
@@ -75,10 +77,7 @@ export async function upsertOrder(
   return orStored(
     async () => {
       const { fresh: _fresh, inserted, ...row } = await inOneStatement(db, (db) =>
-        repo.upsertOrderAlone(db, store.id, customerWrite(embeddedCustomer(input)), orderFields(input), {
-          cancelled: (qc) => cancelRecoveriesForOrderRows(qc),
-          jobs: (qc) => insertJobRows(qc, [contactSyncJobRows(store, options), postPurchaseJobRows(store, options)]),
-        }),
+        repo.upsertOrderAlone(db, { storeId: store.id, writes: [customerWrite(embeddedCustomer(input))], order: orderFields(input), backfill: options.backfill }),
       );
       if (row.id === null) throw new Error("an order was not written");
       return { order: toOrder(row as repo.WrittenOrder), created: inserted === true };
