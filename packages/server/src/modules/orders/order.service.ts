@@ -49,7 +49,8 @@ function orderValues(input: OrderInput, customerId: number): repo.OrderValues {
 
 /** The order's fields as an upsert writes them, its tags as a list. */
 function orderFields(input: OrderInput): Omit<repo.OrderValues, "customer_id"> {
-  const { tags: _tags, ...fields } = sharedOptionalColumns(input);
+  // The tags go as a list (the shared columns would make them an array expression).
+  const { tags: _tags, ...fields } = sharedOptionalColumns({ currency: input.currency, metadata: input.metadata, line_items: input.line_items });
   return {
     external_id: input.external_id,
     placed_at: input.placed_at,
