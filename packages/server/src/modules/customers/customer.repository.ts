@@ -62,6 +62,7 @@ const upsertCustomersStatement = statement(
   (db, value, { writes }) =>
     withCustomers(db, value, fieldsOf(writes))
       .selectFrom("customer")
+      // Nothing comes back for a write older than the stored customer.
       .selectAll(),
 );
 
