@@ -17,6 +17,9 @@ export type AppOptions = { bodyLimitBytes: number; /** REST requests answer 503 
 
 const REQUEST_ID = /^[\x20-\x7E]{1,128}$/;
 
+/** Where the shop's and the operator's APIs live (the OpenAPI document is served on its own). */
+const API_PATHS = /^\/(?:api\/v1\/stores|admin\/v1)(?:\/|$)/;
+
 /** The console's and the docs' pages load only their own files (Swagger UI styles some elements inline). */
 const PAGE_POLICY = [
   "default-src 'self'",
@@ -146,19 +149,11 @@ export function createApp(services: Services, options: AppOptions): express.Expr
   app.get("/api/v1/openapi.json", (_req, res) => {
     res.json(openApiDocument);
   });
-  app.use(createDocsRouter());
-  app.use(CONSOLE_API_PREFIX, createConsoleApi(services));
-  const pages = options.consoleDir ? createConsolePages(options.consoleDir) : undefined;
-  if (pages) app.use(pages);
-  // The service's own paths answer other methods like the API's do: 405 with Allow.
-  for (const path of ["/healthz", "/readyz", "/metrics", "/api/v1/openapi.json", "/docs"]) {
-    app.all(path, (req, res, next) => (req.method === "GET" || req.method === "HEAD" ? next() : sendErrorCode(res, "METHOD_NOT_ALLOWED", { Allow: "GET, HEAD" })));
-  }
-
   // Any body is buffered (up to the limit, 413 past it, before authentication so a huge body is never read);
   // JSON parsing waits until the procedure has authorized the caller.
-  app.use(express.raw({ type: () => true, limit: options.bodyLimitBytes }));
-  app.use(
+  const api = express.Router();
+  api.use(express.raw({ type: () => true, limit: options.bodyLimitBytes }));
+  api.use(
     createRestRouter({
       appRouter,
       deadlineMs: options.requestDeadlineMs ?? 15_000,
@@ -179,6 +174,18 @@ export function createApp(services: Services, options: AppOptions): express.Expr
       },
     }),
   );
+  // The shop's and the operator's APIs come before the docs, the console and its pages, which serve none of
+  // their paths: a push passes none of their layers, and a GET of a record looks for no file first.
+  app.use((req, res, next) => (API_PATHS.test(req.path) ? api(req, res, next) : next()));
+
+  app.use(createDocsRouter());
+  app.use(CONSOLE_API_PREFIX, createConsoleApi(services));
+  const pages = options.consoleDir ? createConsolePages(options.consoleDir) : undefined;
+  if (pages) app.use(pages);
+  // The service's own paths answer other methods like the API's do: 405 with Allow.
+  for (const path of ["/healthz", "/readyz", "/metrics", "/api/v1/openapi.json", "/docs"]) {
+    app.all(path, (req, res, next) => (req.method === "GET" || req.method === "HEAD" ? next() : sendErrorCode(res, "METHOD_NOT_ALLOWED", { Allow: "GET, HEAD" })));
+  }
 
   app.use((_req, res) => {
     sendErrorCode(res, "NOT_FOUND");
