@@ -197,7 +197,7 @@ export async function runDueJobs(
     return { count: due.length, outcomes: outcomes ?? [], alone: rest.flatMap((job) => claimed.get(job.id) ?? []) };
   });
   for (const { job, reason, outbound } of ran.outcomes) {
-    const fields = { worker: workerId, jobId: job.id, flow: job.flow, attempt: job.attempts + 1 };
+    const fields = { jobId: job.id, flow: job.flow, attempt: job.attempts + 1 };
     if (outbound) logger.info({ ...fields, messageId: outbound.id }, "automation succeeded");
     else logger.info({ ...fields, reason }, "automation had nothing to send");
   }
