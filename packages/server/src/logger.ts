@@ -15,7 +15,7 @@ export function createLogger(level: string, format: "json" | "pretty" = "json", 
     base: { service: "commerce-ingest" },
     timestamp: pino.stdTimeFunctions.isoTime,
     // Named paths only: a path that starts with a wildcard makes pino pass every field of every line
-    // through the redactor (a third of what a worker running a batch's automations allocated).
+    // through the redactor (a sixth of what the service allocated taking batches and running their automations).
     redact: { paths: ["authorization", "headers.authorization", "req.headers.authorization", "request.authorization", "key", "apiKey"], censor: "[redacted]" },
   };
   // In the process itself (no worker thread): a terminal's pace is not a production load.
