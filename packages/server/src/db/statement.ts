@@ -89,3 +89,10 @@ export const valuesOf =
   <A>(args: A): ValueOf<A> =>
   (pick) =>
     pick(args);
+
+/** The one row a statement always answers (a select of one row, say); `what` names the statement in the error should none come. */
+export async function onlyRow<R>(rows: Promise<R[]>, what: string): Promise<R> {
+  const [row] = await rows;
+  if (!row) throw new Error(`${what} answered no row`);
+  return row;
+}

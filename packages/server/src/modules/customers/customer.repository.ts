@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from "kysely";
-import { statement, valuesOf, type ValueOf } from "../../db/statement.js";
+import { onlyRow, statement, valuesOf, type ValueOf } from "../../db/statement.js";
 import type { Executor, Trx } from "../../db/types.js";
 import { arrayParameter, freshOrFail, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted } from "../../db/sql.js";
 import { contactSyncJobRows } from "../../automations/flows/contact-sync.js";
@@ -73,10 +73,8 @@ const upsertCustomersStatement = statement(
  * statement with a stale write, and nothing of it stays. Built once per set of
  * fields (see `statement`).
  */
-export async function upsertCustomerAlone(db: Executor, push: CustomersToWrite & { backfill: boolean }) {
-  const [row] = await upsertCustomerAloneStatement(db, push);
-  if (!row) throw new Error("a customer's statement answered no row");
-  return row;
+export function upsertCustomerAlone(db: Executor, push: CustomersToWrite & { backfill: boolean }) {
+  return onlyRow(upsertCustomerAloneStatement(db, push), "a customer's statement");
 }
 
 const upsertCustomerAloneStatement = statement(

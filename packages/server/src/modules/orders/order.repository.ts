@@ -5,7 +5,7 @@ import { contactSyncJobRows } from "../../automations/flows/contact-sync.js";
 import { postPurchaseJobRows } from "../../automations/flows/post-purchase.js";
 import { insertJobRows } from "../../automations/jobs.repository.js";
 import { fieldsOf, withCustomers, type CustomersToWrite } from "../customers/customer.repository.js";
-import { statement } from "../../db/statement.js";
+import { onlyRow, statement } from "../../db/statement.js";
 import type { Executor, OrderTable } from "../../db/types.js";
 import type { SharedOptionalColumns } from "../fields.js";
 
@@ -88,10 +88,8 @@ export type OrderAlone = CustomersToWrite & { order: Omit<OrderValues, "customer
  * statement with a stale write, and nothing of it stays. Built once per set of
  * the customer's and the order's fields (see `statement`).
  */
-export async function upsertOrderAlone(db: Executor, push: OrderAlone) {
-  const [row] = await upsertOrderAloneStatement(db, push);
-  if (!row) throw new Error("an order's statement answered no row");
-  return row;
+export function upsertOrderAlone(db: Executor, push: OrderAlone) {
+  return onlyRow(upsertOrderAloneStatement(db, push), "an order's statement");
 }
 
 const upsertOrderAloneStatement = statement(
