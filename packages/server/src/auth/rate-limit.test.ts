@@ -43,6 +43,27 @@ describe("the leased rate limiter", () => {
     expect(refused).toMatchObject({ allowed: false });
   });
 
+  it("leases once for requests that arrive together, and they spend from that lease", async () => {
+    const shared = sharedCounter(1000);
+    const leased = createLeasedRateLimiter(shared.limiter);
+    const decisions = await Promise.all(Array.from({ length: 200 }, () => leased.consume("key")));
+    expect(decisions.every((decision) => decision.allowed)).toBe(true);
+    // 200 requests, 10 points a lease: 20 leases, one after another.
+    expect(shared.counted.writes).toBe(20);
+    expect(await leased.consume("key")).toMatchObject({ allowed: true, state: { limit: 1000, remaining: 799 } });
+  });
+
+  it("shares a failed lease's error with the requests waiting for it, and leases again afterwards", async () => {
+    const shared = sharedCounter(1000);
+    let failing = true;
+    const flaky: RateLimiter = { ...shared.limiter, consume: (key, points) => (failing ? Promise.reject(new Error("database unavailable")) : shared.limiter.consume(key, points)) };
+    const leased = createLeasedRateLimiter(flaky);
+    const outcomes = await Promise.allSettled(Array.from({ length: 5 }, () => leased.consume("key")));
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(5).fill("rejected"));
+    failing = false;
+    expect(await leased.consume("key")).toMatchObject({ allowed: true, state: { remaining: 999 } });
+  });
+
   it("is exact for small limits", async () => {
     const shared = sharedCounter(5);
     const leased = createLeasedRateLimiter(shared.limiter);

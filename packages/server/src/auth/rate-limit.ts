@@ -68,6 +68,12 @@ const MAX_LEASE = 50;
  * the lease per process before the limit is reached (20 of 1,000 with the
  * defaults), never after it. A limit of up to 199 per window leases one point
  * at a time: exact.
+ *
+ * One lease per key is under way at a time in a process: requests that find
+ * the key's points spent while it is leased wait for that lease and spend
+ * from it, instead of each leasing a chunk of their own (a write each, on one
+ * row, queued behind one another when the database is slow, and chunks the
+ * window may then lose).
  */
 export function createLeasedRateLimiter(shared: RateLimiter): RateLimiter {
   const limits = shared.limits;
@@ -75,6 +81,8 @@ export function createLeasedRateLimiter(shared: RateLimiter): RateLimiter {
   const lease = Math.min(MAX_LEASE, Math.max(1, Math.floor(limits.requests / 100)));
   if (lease === 1) return shared;
   const local = new Map<string, { available: number; sharedRemaining: number; resetsAt: number }>();
+  /** The lease under way for a key, if any. */
+  const leasing = new Map<string, Promise<RateLimitDecision>>();
   const stateOf = (entry: { available: number; sharedRemaining: number; resetsAt: number }): RateLimitState => ({
     limit: limits.requests,
     remaining: entry.sharedRemaining + entry.available,
@@ -83,31 +91,47 @@ export function createLeasedRateLimiter(shared: RateLimiter): RateLimiter {
   return {
     limits,
     async consume(key, points = 1) {
-      let entry = local.get(key);
-      if (entry && entry.resetsAt <= Date.now()) {
-        local.delete(key);
-        entry = undefined;
+      let entry: { available: number; sharedRemaining: number; resetsAt: number } | undefined;
+      for (;;) {
+        entry = local.get(key);
+        if (entry && entry.resetsAt <= Date.now()) {
+          local.delete(key);
+          entry = undefined;
+        }
+        if (entry && entry.available >= points) {
+          entry.available -= points;
+          return { allowed: true, state: stateOf(entry) };
+        }
+        const underWay = leasing.get(key);
+        if (!underWay) break;
+        await underWay;
       }
-      if (entry && entry.available >= points) {
-        entry.available -= points;
-        return { allowed: true, state: stateOf(entry) };
-      }
+      const spent = entry;
       // Lease a chunk (or what this request needs, when it is more); when the chunk no longer fits, just what is needed.
-      let decision = await shared.consume(key, Math.max(points, lease));
-      let leased = Math.max(points, lease);
-      if (!decision.allowed && leased > points) {
-        decision = await shared.consume(key, points);
-        leased = points;
+      // What it leased beyond this request's points is in `local` before anyone waiting for it goes on.
+      const leasingNow = (async (): Promise<RateLimitDecision> => {
+        let leased = Math.max(points, lease);
+        let decision = await shared.consume(key, leased);
+        if (!decision.allowed && leased > points) {
+          decision = await shared.consume(key, points);
+          leased = points;
+        }
+        if (!decision.allowed || !decision.state) return spent ? { ...decision, state: { ...stateOf(spent), remaining: spent.available } } : decision;
+        const current = local.get(key) ?? { available: 0, sharedRemaining: 0, resetsAt: 0 };
+        current.available += leased - points;
+        current.sharedRemaining = decision.state.remaining;
+        current.resetsAt = Date.now() + decision.state.resetSeconds * 1000;
+        local.set(key, current);
+        // Keys that went quiet do not stay in memory.
+        if (local.size > 10_000) for (const [name, stale] of local) if (stale.resetsAt <= Date.now()) local.delete(name);
+        return { allowed: true, state: stateOf(current) };
+      })();
+      leasing.set(key, leasingNow);
+      try {
+        return await leasingNow;
+      } finally {
+        leasing.delete(key);
       }
-      if (!decision.allowed || !decision.state) return entry ? { ...decision, state: { ...stateOf(entry), remaining: entry.available } } : decision;
-      const current = local.get(key) ?? { available: 0, sharedRemaining: 0, resetsAt: 0 };
-      current.available += leased - points;
-      current.sharedRemaining = decision.state.remaining;
-      current.resetsAt = Date.now() + decision.state.resetSeconds * 1000;
-      local.set(key, current);
-      // Keys that went quiet do not stay in memory.
-      if (local.size > 10_000) for (const [name, stale] of local) if (stale.resetsAt <= Date.now()) local.delete(name);
-      return { allowed: true, state: stateOf(current) };
     },
     async reset(key) {
       local.delete(key);
