@@ -3,7 +3,7 @@
 // - The service runs as its own process in its default configuration (worker in process, rate
 //   limiter on, raised so high it refuses nothing), on a fresh PostgreSQL database (DATABASE_URL,
 //   else the local server) and then on a fresh embedded one.
-// - The load comes from another process (load.mjs, autocannon).
+// - The load comes from another process (load.mjs): autocannon as fast as answered, or an offered rate paced evenly.
 // - References: (a) bare-server.mjs, express 5 + pg checking the key and upserting one order row;
 //   (b) the database alone, no HTTP: the push's own statements (push-sql.ts: the service's order code
 //   called from a loop, single pushes and batches of 1,000), and the bare route's key lookup and upsert
