@@ -55,6 +55,9 @@ export function createRateLimiter(options: RateLimitOptions, pool: pg.Pool | und
   };
 }
 
+/** A key's points in one process: those leased and not yet spent, what the shared counter had left at the last lease, and when its window ends. */
+type LocalPoints = { available: number; sharedRemaining: number; resetsAt: number };
+
 /** The most points a process leases at once; a lease is a hundredth of the limit below that. */
 const MAX_LEASE = 50;
 
@@ -80,10 +83,10 @@ export function createLeasedRateLimiter(shared: RateLimiter): RateLimiter {
   if (!limits) return shared;
   const lease = Math.min(MAX_LEASE, Math.max(1, Math.floor(limits.requests / 100)));
   if (lease === 1) return shared;
-  const local = new Map<string, { available: number; sharedRemaining: number; resetsAt: number }>();
+  const local = new Map<string, LocalPoints>();
   /** The lease under way for a key, if any. */
   const leasing = new Map<string, Promise<RateLimitDecision>>();
-  const stateOf = (entry: { available: number; sharedRemaining: number; resetsAt: number }): RateLimitState => ({
+  const stateOf = (entry: LocalPoints): RateLimitState => ({
     limit: limits.requests,
     remaining: entry.sharedRemaining + entry.available,
     resetSeconds: Math.max(0, Math.ceil((entry.resetsAt - Date.now()) / 1000)),
@@ -91,7 +94,7 @@ export function createLeasedRateLimiter(shared: RateLimiter): RateLimiter {
   return {
     limits,
     async consume(key, points = 1) {
-      let entry: { available: number; sharedRemaining: number; resetsAt: number } | undefined;
+      let entry: LocalPoints | undefined;
       for (;;) {
         entry = local.get(key);
         if (entry && entry.resetsAt <= Date.now()) {
