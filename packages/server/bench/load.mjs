@@ -18,6 +18,9 @@ const order = (id, i) => ({
   tags: ["bench"],
 });
 
+/** Every request's headers but its length. */
+const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json" };
+
 let n = 0;
 /** Each request of a scenario: its method, path and body (a fresh key each time unless the scenario repeats them). */
 const next = {
@@ -59,8 +62,7 @@ async function paced() {
     new Promise((resolve) => {
       const [method, path, body] = next();
       const payload = JSON.stringify(body);
-      const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json", "Content-Length": Buffer.byteLength(payload) };
-      const request = http.request({ agent, hostname, port, method, path, headers }, (response) => {
+      const request = http.request({ agent, hostname, port, method, path, headers: { ...headers, "Content-Length": Buffer.byteLength(payload) } }, (response) => {
         response.resume();
         response.on("end", () => {
           lastAnswer = performance.now();
@@ -104,7 +106,7 @@ async function asFastAsAnswered() {
     // Batches run a fixed number of requests (one can take seconds); the rest run for a duration.
     ...(amount ? { amount } : { duration: seconds }),
     timeout: 300,
-    headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+    headers,
     requests: [
       {
         setupRequest: (request) => {
