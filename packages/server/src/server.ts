@@ -38,7 +38,7 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
     logger.info({ database: database.kind, applied }, "database ready");
     const adminToken = resolveAdminToken(env.adminToken, env.dataDir);
     const worker: Worker | undefined = env.runWorker
-      ? startWorker({ db: database.db, logger, provider: providerFromEnv(env, logger) }, env.worker)
+      ? startWorker({ db: database.db, logger, provider: providerFromEnv(env) }, env.worker)
       : undefined;
     // The public URL is known once the server listens (PORT may be 0); invitation links read it then.
     const settings: AccountSettings = {

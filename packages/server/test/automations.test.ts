@@ -645,7 +645,7 @@ describe("a worker that lost its lease", () => {
   }
 
   it("with local delivery, records nothing and never logs success: the job is the other worker's", async () => {
-    const { messages, after, recorded } = await runTakenOverJob(recordingProvider(pino({ level: "silent" })));
+    const { messages, after, recorded } = await runTakenOverJob(recordingProvider());
     expect(messages).not.toContain("automation succeeded");
     expect(messages).toContain("automation left to the worker that took it over");
     expect(after).toMatchObject({ status: "running", locked_by: "worker-b" });
@@ -653,7 +653,7 @@ describe("a worker that lost its lease", () => {
   });
 
   it("a claim that outlived its lease and was taken again by the same worker leaves the job to the newer claim", async () => {
-    const { messages, after, recorded } = await runTakenOverJob(recordingProvider(pino({ level: "silent" })), { locked_by: "worker-a", attempts: 2 });
+    const { messages, after, recorded } = await runTakenOverJob(recordingProvider(), { locked_by: "worker-a", attempts: 2 });
     expect(messages).not.toContain("automation succeeded");
     expect(messages).toContain("automation left to the worker that took it over");
     expect(after).toMatchObject({ status: "running", locked_by: "worker-a", attempts: 2 });
@@ -687,9 +687,9 @@ describe("jobs run together", () => {
     const jobs = await own.db.selectFrom("automation_jobs").selectAll().where("store_id", "=", t.store.id).where("status", "=", "pending").execute();
     expect(jobs.filter((job) => job.flow === "post_purchase")).toHaveLength(count);
     expect(jobs.filter((job) => job.flow === "shipping_notification")).toHaveLength(count);
-    const lines: Array<{ msg: string; jobId?: number }> = [];
+    const lines: Array<{ msg: string; jobId?: number; storeId?: number; messageId?: string }> = [];
     const logger = pino({ level: "info" }, { write: (line: string) => lines.push(JSON.parse(line) as { msg: string }) });
-    const run = () => runDueJobs({ db: own.db, logger, provider: recordingProvider(pino({ level: "silent" })), workerId: "worker-a" }, FAST_WORKER, 1000);
+    const run = () => runDueJobs({ db: own.db, logger, provider: recordingProvider(), workerId: "worker-a" }, FAST_WORKER, 1000);
     const outcome = async () => {
       const rows = await own.db.selectFrom("automation_jobs").select(["id", "status", "last_error", "locked_by", "attempts"]).where("store_id", "=", t.store.id).execute();
       const messages = await own.db.selectFrom("messages").select(["job_id", "to_phone", "content"]).where("store_id", "=", t.store.id).execute();
@@ -699,7 +699,7 @@ describe("jobs run together", () => {
   }
 
   it("each comes to what it would alone: one message per job, to its customer, with its record", async () => {
-    const { orders, jobs, lines, run, outcome } = await dueJobs(12);
+    const { t, orders, jobs, lines, run, outcome } = await dueJobs(12);
     // One of them is running on another worker's lease: it is that worker's, and not due.
     const takenOver = jobs.find((job) => job.flow === "post_purchase");
     if (!takenOver) throw new Error("no post-purchase job");
@@ -722,7 +722,10 @@ describe("jobs run together", () => {
       expect(message.to_phone).toBe(sent?.customer.phone);
       expect(message.content).toMatchObject({ first_name: "Ada", order: { total_price: "42.50", currency: "EUR" } });
     }
-    expect(lines.filter((line) => line.msg === "automation succeeded")).toHaveLength(jobs.length - 1);
+    // One line per run, naming its message and store (the database row is the message: nothing else logs it).
+    const succeeded = lines.filter((line) => line.msg === "automation succeeded");
+    expect(succeeded).toHaveLength(jobs.length - 1);
+    for (const line of succeeded) expect(line).toMatchObject({ storeId: t.store.id, messageId: expect.any(String) });
     expect(lines.map((line) => line.msg)).not.toContain("automations run one by one");
     // Nothing is due any more: a second run finds nothing.
     expect(await run()).toBe(0);
@@ -788,7 +791,7 @@ describe("jobs run together", () => {
     expect(jobs.map((job) => [job.flow, job.record_external_id])).toEqual(customers.map((customer) => ["contact_sync", customer.external_id]));
     const lines: string[] = [];
     const logger = pino({ level: "info" }, { write: (line: string) => lines.push(line) });
-    expect(await runDueJobs({ db: own.db, logger, provider: recordingProvider(pino({ level: "silent" })), workerId: "worker-a" }, FAST_WORKER, 1000)).toBe(3);
+    expect(await runDueJobs({ db: own.db, logger, provider: recordingProvider(), workerId: "worker-a" }, FAST_WORKER, 1000)).toBe(3);
     expect(lines.filter((line) => line.includes("automations run one by one"))).toEqual([]);
     const contacts = await own.db.selectFrom("contacts").select(["phone", "first_name", "tags", "lifetime_value", "orders_count", "synced_customer_id"]).where("store_id", "=", t.store.id).orderBy("phone").execute();
     const ids = await own.db.selectFrom("customers").select(["id", "external_id"]).where("store_id", "=", t.store.id).execute();

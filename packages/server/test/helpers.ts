@@ -120,7 +120,7 @@ export async function startTestServer(
   const logger = options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? "silent");
   let worker: Worker | undefined;
   if (options.worker) {
-    const { provider = recordingProvider(logger), ...workerOptions } = options.worker;
+    const { provider = recordingProvider(), ...workerOptions } = options.worker;
     worker = startWorker({ db: handle.db, logger, provider }, { ...FAST_WORKER, ...workerOptions });
   }
   const settings: AccountSettings = { publicUrl: "", sessionIdleSeconds: 3600, sessionMaxSeconds: 24 * 3600, invitationSeconds: 7 * 24 * 3600, ...options.accounts };

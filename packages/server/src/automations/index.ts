@@ -1,10 +1,9 @@
 import type { Env } from "../env.js";
-import type { Logger } from "../logger.js";
 import { recordingProvider, webhookProvider, type MessagingProvider } from "./providers.js";
 
 export { startWorker, type Worker, type WorkerOptions } from "./worker.js";
 
 /** The webhook provider when a URL is configured, else the recording one. */
-export function providerFromEnv(env: Env, logger: Logger): MessagingProvider {
-  return env.webhook ? webhookProvider(env.webhook) : recordingProvider(logger);
+export function providerFromEnv(env: Env): MessagingProvider {
+  return env.webhook ? webhookProvider(env.webhook) : recordingProvider();
 }

@@ -1,6 +1,5 @@
 import { createHmac } from "node:crypto";
 import type { WebhookMessage } from "@commerce-ingest/shared";
-import type { Logger } from "../logger.js";
 
 /** A message as it leaves the service, in whichever way the provider carries it. */
 export type OutboundMessage = WebhookMessage;
@@ -17,15 +16,16 @@ export interface MessagingProvider {
   deliver(message: OutboundMessage): Promise<void>;
 }
 
-/** The default: the database row is the message; this only logs it. */
-export function recordingProvider(logger: Logger): MessagingProvider {
+/**
+ * The default: the database row is the message, recorded with the job's end in
+ * one transaction; nothing more leaves the process. The worker's line for the
+ * run ("automation succeeded") names the message, its store and its flow.
+ */
+export function recordingProvider(): MessagingProvider {
   return {
     name: "record",
     external: false,
-    deliver(message) {
-      logger.info({ messageId: message.id, storeId: message.store_id, flow: message.flow }, "message recorded");
-      return Promise.resolve();
-    },
+    deliver: () => Promise.resolve(),
   };
 }
 

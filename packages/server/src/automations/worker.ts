@@ -67,7 +67,7 @@ export async function runJob(
   job: JobRow,
 ): Promise<void> {
   const { db, logger, provider, workerId } = deps;
-  const log = logger.child({ jobId: job.id, flow: job.flow, attempt: job.attempts });
+  const log = logger.child({ jobId: job.id, storeId: job.store_id, flow: job.flow, attempt: job.attempts });
   try {
     if (job.attempts > options.maxAttempts) {
       // Only a job whose workers kept dying gets here: each death spent an attempt.
@@ -197,7 +197,7 @@ export async function runDueJobs(
     return { count: due.length, outcomes: outcomes ?? [], alone: rest.flatMap((job) => claimed.get(job.id) ?? []) };
   });
   for (const { job, reason, outbound } of ran.outcomes) {
-    const fields = { jobId: job.id, flow: job.flow, attempt: job.attempts + 1 };
+    const fields = { jobId: job.id, storeId: job.store_id, flow: job.flow, attempt: job.attempts + 1 };
     if (outbound) logger.info({ ...fields, messageId: outbound.id }, "automation succeeded");
     else logger.info({ ...fields, reason }, "automation had nothing to send");
   }

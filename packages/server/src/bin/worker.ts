@@ -25,7 +25,7 @@ try {
   await database.close();
   process.exit(1);
 }
-const worker = startWorker({ db: database.db, logger, provider: providerFromEnv(env, logger) }, env.worker);
+const worker = startWorker({ db: database.db, logger, provider: providerFromEnv(env) }, env.worker);
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.once(signal, () => {
     logger.info({ signal }, "shutting down");
