@@ -10,7 +10,7 @@ import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import { customerWrite, uniqueTags, upsertEmbeddedCustomers } from "../customers/customer.service.js";
-import { byShape, inOneStatement, orStored, presentOnly, sharedOptionalColumns } from "../fields.js";
+import { byShape, inOneStatement, orStored, presentOnly, sharedOptionalColumns, type SharedOptionalColumns } from "../fields.js";
 import * as repo from "./order.repository.js";
 
 
@@ -49,8 +49,8 @@ function orderValues(input: OrderInput, customerId: number): repo.OrderValues {
 
 /** The order's fields as an upsert writes them, its tags as a list. */
 function orderFields(input: OrderInput): Omit<repo.OrderValues, "customer_id"> {
-  // The tags go as a list (the shared columns would make them an array expression).
-  const { tags: _tags, ...fields } = sharedOptionalColumns({ currency: input.currency, metadata: input.metadata, line_items: input.line_items });
+  // The tags go as a list, so they are not given to the shared columns (which would make them an array expression).
+  const fields: Omit<SharedOptionalColumns, "tags"> = sharedOptionalColumns({ currency: input.currency, metadata: input.metadata, line_items: input.line_items });
   return {
     external_id: input.external_id,
     placed_at: input.placed_at,
