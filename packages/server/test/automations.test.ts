@@ -820,6 +820,77 @@ describe("jobs run together", () => {
     expect(rows.get(broken.id)?.last_error).toBeTruthy();
     expect(messages.map((message) => message.job_id).sort()).toEqual(jobs.filter((job) => job.id !== broken.id).map((job) => job.id).sort());
     for (const job of jobs.filter((candidate) => candidate.id !== broken.id)) expect(rows.get(job.id)?.status).toBe("succeeded");
+    // Retried, it would fail the next test's group.
+    await own.db.updateTable("automation_jobs").set({ status: "cancelled" }).where("id", "=", broken.id).execute();
+  });
+
+  /** A store recovering at once, with these checkouts pushed, and `run`: worker-a running every due job, its log lines kept. */
+  async function dueRecoveries(checkouts: Array<ReturnType<typeof checkout>>) {
+    const t = await own.createTenant();
+    await tenants.updateStore(own.db, t.store.id, { recovery_delay_seconds: 0 });
+    expect((await own.request("POST", `/api/v1/stores/${t.store.id}/checkouts/batch`, { key: t.key, body: { items: checkouts } })).status).toBe(200);
+    const lines: Array<{ msg: string }> = [];
+    const logger = pino({ level: "info" }, { write: (line: string) => lines.push(JSON.parse(line) as { msg: string }) });
+    const run = () => runDueJobs({ db: own.db, logger, provider: recordingProvider(), workerId: "worker-a" }, FAST_WORKER, 1000);
+    const jobOf = async (externalId: string) => (await jobsFor("checkout_recovery", externalId, own.db))[0];
+    const messageOf = (externalId: string) =>
+      own.db
+        .selectFrom("messages as m")
+        .innerJoin("automation_jobs as j", "j.id", "m.job_id")
+        .select(["m.to_phone", "m.content"])
+        .where("j.flow", "=", "checkout_recovery")
+        .where("j.record_external_id", "=", externalId)
+        .execute();
+    return { t, lines, run, jobOf, messageOf };
+  }
+
+  it("recoveries due together each come to what their checkout says: one message per checkout still abandoned, none for the others", async () => {
+    const [waiting, ordered, recovered] = [newPhone(), newPhone(), newPhone()].map((phone, i) => checkout(phone, { total_price: 10 + i, currency: "eur" }));
+    if (!waiting || !ordered || !recovered) throw new Error("no checkouts");
+    const { t, lines, run, jobOf, messageOf } = await dueRecoveries([waiting, ordered, recovered]);
+    // Someone with the second checkout's phone ordered since, and the third was recovered, after their jobs escaped cancellation.
+    const later = order(ordered.customer.phone, { placed_at: "2026-11-22T09:30:00Z", customer: { external_id: uid("acct"), phone: ordered.customer.phone } });
+    expect((await own.request("POST", `/api/v1/stores/${t.store.id}/orders`, { key: t.key, body: later })).status).toBe(201);
+    expect((await own.request("PATCH", `/api/v1/stores/${t.store.id}/checkouts/${recovered.external_id}`, { key: t.key, body: { status: "recovered" } })).status).toBe(200);
+    await own.db.updateTable("automation_jobs").set({ status: "pending", last_error: null }).where("store_id", "=", t.store.id).where("flow", "=", "checkout_recovery").execute();
+    expect(await run()).toBeGreaterThanOrEqual(3);
+    expect(lines.map((line) => line.msg)).not.toContain("automations run one by one");
+    expect(await messageOf(waiting.external_id)).toEqual([
+      {
+        to_phone: waiting.customer.phone,
+        content: { template: "checkout_recovery", first_name: "Ada", checkout: { external_id: waiting.external_id, total_price: "10.00", currency: "EUR", recovery_url: waiting.recovery_url } },
+      },
+    ]);
+    expect(await jobOf(waiting.external_id)).toMatchObject({ status: "succeeded", locked_by: "worker-a", attempts: 1 });
+    expect(await messageOf(ordered.external_id)).toEqual([]);
+    expect(await jobOf(ordered.external_id)).toMatchObject({ status: "cancelled", last_error: "the customer placed an order after abandoning the checkout" });
+    expect(await messageOf(recovered.external_id)).toEqual([]);
+    expect(await jobOf(recovered.external_id)).toMatchObject({ status: "cancelled", last_error: "the checkout became recovered" });
+  });
+
+  // Two connections: a push's transaction holding a checkout while the worker's group runs.
+  it.runIf(testDb === "postgres")("a recovery whose checkout a push holds is left to run alone, which waits for the push and decides on what it wrote", async () => {
+    const [held, free] = [checkout(newPhone()), checkout(newPhone())];
+    const { lines, run, jobOf, messageOf } = await dueRecoveries([held, free]);
+    const push = await own.db.startTransaction().execute();
+    let ran: Promise<number> | undefined;
+    try {
+      // As a push recovering the checkout holds its row until it commits.
+      await push.updateTable("checkouts").set({ status: "recovered" }).where("external_id", "=", held.external_id).execute();
+      ran = run();
+      // The group runs the other recovery and leaves this one, claimed, to its run alone, which waits for the push.
+      await expect.poll(async () => (await jobOf(free.external_id))?.status, { timeout: 5000, interval: 25 }).toBe("succeeded");
+      await expect.poll(async () => (await jobOf(held.external_id))?.status, { timeout: 5000, interval: 25 }).toBe("running");
+      await push.commit().execute();
+    } catch (error) {
+      await push.rollback().execute();
+      throw error;
+    }
+    await ran;
+    expect(await messageOf(free.external_id)).toHaveLength(1);
+    expect(await messageOf(held.external_id)).toEqual([]);
+    expect(await jobOf(held.external_id)).toMatchObject({ status: "cancelled", last_error: "the checkout became recovered", locked_by: "worker-a", attempts: 1 });
+    expect(lines.map((line) => line.msg)).not.toContain("automations run one by one");
   });
 });
 

@@ -5,7 +5,7 @@ import { inSavepoint } from "../db/sql.js";
 import type { Db, JobRow, Trx } from "../db/types.js";
 import { errorForLog, type Logger } from "../logger.js";
 import { formatTimestamp } from "../time.js";
-import { decide, decideMany, runsInGroups } from "./flows/index.js";
+import { decide, decideMany } from "./flows/index.js";
 import { isCustomerErased } from "./flows/flow.repository.js";
 import { claimHeldJobs, claimJobs, completeDelivery, endHeldJobs, finishJob, lockDueJobs, recordMessage, recordMessages, setMessageStatus, type DueJob, type NewMessage } from "./jobs.repository.js";
 import type { MessagingProvider, OutboundMessage } from "./providers.js";
@@ -151,8 +151,8 @@ export async function runJob(
 
 /**
  * Runs due jobs when delivery is local (the database row is the message): one
- * transaction takes up to `limit` of them (`lockDueJobs`) and runs those whose
- * flows are decided set-based together: it reads each flow's records in one
+ * transaction takes up to `limit` of them (`lockDueJobs`) and runs them
+ * together, set-based: it reads each flow's records in one
  * statement (and makes its writes in another), records every message in one
  * insert, ends every job in one update and commits once. Each job comes to
  * exactly what it would alone, and is written once, from due to its end: the
@@ -160,8 +160,9 @@ export async function runJob(
  * that dies mid-way leaves it due as it was. Should anything of the group fail
  * (a flow's error, a deadlock with a request), nothing of it stays, and each
  * job runs on its own, which also tells which one failed and retries it alone;
- * so do jobs of other flows and jobs out of attempts, claimed in the same
- * transaction. `taken` learns how many were due as soon as they are held.
+ * so do jobs out of attempts, and jobs whose record a push held (a flow that
+ * must wait for it: see `loadWaiting`), claimed in the same transaction.
+ * `taken` learns how many were due as soon as they are held.
  * Returns how many were due.
  */
 export async function runDueJobs(
@@ -174,9 +175,9 @@ export async function runDueJobs(
   const ran = await inTransaction(db, async (trx) => {
     const due = await lockDueJobs(trx, limit);
     taken(due.length);
-    // A claim would make this attempt `attempts + 1`: jobs out of attempts, flows that lock for update, and every
-    // job of a delivery that leaves the process (it must not happen inside the transaction) go one by one.
-    const grouped = (job: DueJob) => !provider.external && runsInGroups(job.flow) && job.attempts < options.maxAttempts;
+    // A claim would make this attempt `attempts + 1`: jobs out of attempts, and every job of a delivery that leaves
+    // the process (it must not happen inside the transaction) go one by one.
+    const grouped = (job: DueJob) => !provider.external && job.attempts < options.maxAttempts;
     const together = due.filter(grouped);
     const outcomes =
       together.length === 0
@@ -190,8 +191,9 @@ export async function runDueJobs(
               return true;
             },
           );
-    // What the group did not end (all of it, should the group have failed) is claimed and run one by one.
-    const ended = new Set(outcomes ? together : []);
+    // What the group did not end (all of it, should the group have failed; a job whose record a push held) is
+    // claimed and run one by one.
+    const ended = new Set((outcomes ?? []).map(({ job }) => job));
     const rest = due.filter((job) => !ended.has(job));
     const claimed = new Map((await claimHeldJobs(trx, rest.map((job) => job.id), workerId, options.leaseSeconds)).map((job) => [job.id, job]));
     return { count: due.length, outcomes: outcomes ?? [], alone: rest.flatMap((job) => claimed.get(job.id) ?? []) };

@@ -4,7 +4,7 @@ import type { CheckoutRow, CustomerRow, Database, Executor, OrderRow } from "../
 import { formatMoney } from "../../money.js";
 import { cancelPendingJobs, cancelPendingRecoveries, cancelRecoveriesOfContactsBefore, type NewJob } from "../jobs.repository.js";
 import { defineFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
-import { findCheckoutForRecovery } from "./flow.repository.js";
+import { findCheckoutForRecovery, findCheckoutsForRecovery } from "./flow.repository.js";
 
 const ORDERED = "the customer placed an order after abandoning the checkout";
 
@@ -18,8 +18,11 @@ export const checkoutRecovery = defineFlow({
   recordType: "checkout",
   /** Which abandonment of the checkout this job is for: a later one supersedes it. */
   payload: z.object({ abandonment: z.number().int().positive() }),
-  async handle(trx, job, payload) {
-    const row = await findCheckoutForRecovery(trx, job.record_id);
+  // Locked for update, as a push writing the checkout or its customer locks them: a recovery never decides on
+  // what a push under way is changing. Run together, the checkouts pushes hold are left to their jobs run alone.
+  load: findCheckoutsForRecovery,
+  loadWaiting: findCheckoutForRecovery,
+  decideFrom: (row, payload) => {
     if (!row) return skip("the checkout no longer exists");
     if (row.status !== "abandoned") return skip(`the checkout became ${row.status}`);
     if (row.abandonment_count !== payload.abandonment) return skip("a later abandonment superseded this one");

@@ -1,11 +1,11 @@
 import { sql, type RawBuilder } from "kysely";
 import { z } from "zod";
 import type { CustomerRow } from "../../db/types.js";
-import { defineSetFlow, ERASED, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
+import { defineFlow, ERASED, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
 import { findCustomersForSync, writeContactProfiles } from "./flow.repository.js";
 
 /** Keeps the messaging contact's profile (names, e-mail, locale, tags, lifetime value, orders) in step with the customer. */
-export const contactSync = defineSetFlow({
+export const contactSync = defineFlow({
   flow: "contact_sync",
   recordType: "customer",
   /** The profile version this job syncs: a later change supersedes it. */

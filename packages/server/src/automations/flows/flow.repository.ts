@@ -30,7 +30,7 @@ export function findOrdersForMessage(trx: Trx, orderIds: readonly number[]) {
 }
 
 /**
- * The checkout with its customer, and whether anyone with the customer's
+ * Checkouts with their customers, and whether anyone with the customer's
  * contact ordered after it was abandoned: found from the contact's customers
  * to their orders (by customer and time, one index), never from the store's
  * orders. The contact belongs to the checkout's store, and so do its customers
@@ -38,11 +38,11 @@ export function findOrdersForMessage(trx: Trx, orderIds: readonly number[]) {
  * planner whose statistics lag behind a fast-growing table took the store's
  * orders first and read them all at every recovery.
  */
-export function findCheckoutForRecovery(trx: Trx, checkoutId: number) {
+function checkoutsForRecovery(trx: Trx) {
   return trx
     .selectFrom("checkouts as c")
     .innerJoin("customers as cu", "cu.id", "c.customer_id")
-    .select(["c.external_id", "c.status", "c.abandonment_count", "c.total_price", "c.currency", "c.recovery_url", ...customerColumns])
+    .select(["c.id", "c.external_id", "c.status", "c.abandonment_count", "c.total_price", "c.currency", "c.recovery_url", ...customerColumns])
     .select((eb) =>
       eb
         .exists(
@@ -54,10 +54,21 @@ export function findCheckoutForRecovery(trx: Trx, checkoutId: number) {
             .whereRef("o.placed_at", ">", "c.abandoned_at"),
         )
         .as("ordered_since"),
-    )
-    .where("c.id", "=", checkoutId)
-    .forUpdate(["c", "cu"])
-    .executeTakeFirst();
+    );
+}
+
+/** A checkout for its recovery (see `checkoutsForRecovery`), locked for update with its customer: a push under way on either is waited for. */
+export function findCheckoutForRecovery(trx: Trx, checkoutId: number) {
+  return checkoutsForRecovery(trx).where("c.id", "=", checkoutId).forUpdate(["c", "cu"]).executeTakeFirst();
+}
+
+/**
+ * Checkouts for their recoveries, in one statement, each locked for update
+ * with its customer; a checkout whose row or customer's a push holds is left
+ * out, never waited for (its job then runs alone: see `findCheckoutForRecovery`).
+ */
+export function findCheckoutsForRecovery(trx: Trx, checkoutIds: readonly number[]) {
+  return byId(checkoutIds, (ids) => checkoutsForRecovery(trx).where("c.id", "=", anyId(ids)).orderBy("c.id").forUpdate(["c", "cu"]).skipLocked().execute());
 }
 
 export function findCustomersForSync(trx: Trx, customerIds: readonly number[]) {

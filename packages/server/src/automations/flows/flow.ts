@@ -30,7 +30,7 @@ export function recipientOf(row: CustomerColumns): Recipient | undefined {
 /** A job of one flow as its trigger describes it; the definition adds the flow, record type and checked payload. */
 export type JobFields = Omit<NewJob, "flow" | "record_type" | "payload">;
 
-type Definition<F extends Flow, P extends z.ZodType> = {
+type Definition<F extends Flow, P extends z.ZodType, Row> = {
   flow: F;
   recordType: RecordType;
   /**
@@ -40,42 +40,26 @@ type Definition<F extends Flow, P extends z.ZodType> = {
    */
   payload: P;
   /**
-   * Decides in the job's transaction, from the records as they are now, what to
-   * send or why nothing: an erased customer, a recovered checkout or a newer
-   * status turns the job into "nothing to send".
-   */
-  handle(trx: Trx, job: JobRow, payload: z.output<P>): Promise<FlowDecision<F>>;
-};
-
-export type FlowDefinition<F extends Flow = Flow, P extends z.ZodType = z.ZodType> = Definition<F, P> & {
-  /** The job for one occasion of this flow, its payload checked against the schema. */
-  job(fields: JobFields, payload: z.input<P>): NewJob;
-  /** Runs the handler on a claimed job of this flow. */
-  decide(trx: Trx, job: JobRow): Promise<FlowDecision<F>>;
-  /**
-   * The same for many jobs of this flow at once, one decision per job, in
-   * order: present when the flow is decided set-based (see `defineSetFlow`),
-   * so its jobs can share a transaction.
-   */
-  decideMany?: (trx: Trx, jobs: readonly DueJob[]) => Promise<Array<FlowDecision<F>>>;
-};
-
-export function defineFlow<F extends Flow, P extends z.ZodType>(definition: Definition<F, P>): FlowDefinition<F, P> {
-  return {
-    ...definition,
-    job: (fields, payload) => ({ ...fields, flow: definition.flow, record_type: definition.recordType, payload: definition.payload.parse(payload) as Record<string, unknown> }),
-    decide: async (trx, job) => definition.handle(trx, job, definition.payload.parse(job.payload)),
-  };
-}
-
-type SetDefinition<F extends Flow, P extends z.ZodType, Row> = Omit<Definition<F, P>, "handle"> & {
-  /**
    * Reads the records of many jobs in one statement, by record id, holding
    * nothing stronger than a key-share lock on their customers (so an erasure
-   * waits for the decision, and a push writing the same rows never does).
+   * waits for the decision, and a push writing the same rows never does); or,
+   * for a flow with `loadWaiting`, locking them for update and leaving out
+   * those a push holds at that moment (SKIP LOCKED).
    */
   load: (trx: Trx, recordIds: readonly number[]) => Promise<Map<number, Row>>;
-  /** Decides from the record as it was read (`undefined`: it no longer exists). */
+  /**
+   * For a flow that must see what a push under way writes to its records
+   * (checkout recovery: a checkout being recovered, its customer ordering):
+   * reads one record locked for update, waiting for the push that holds it.
+   * Its `load` leaves out the records pushes hold, and their jobs leave the
+   * group and run alone, with this.
+   */
+  loadWaiting?: (trx: Trx, recordId: number) => Promise<Row | undefined>;
+  /**
+   * Decides, from the record as it is now (`undefined`: it no longer exists),
+   * what to send or why nothing: an erased customer, a recovered checkout or a
+   * newer status turns the job into "nothing to send".
+   */
   decideFrom: (row: Row | undefined, payload: z.output<P>) => FlowDecision<F>;
   /**
    * Writes what the decisions to send change, in one statement, in their order
@@ -84,30 +68,54 @@ type SetDefinition<F extends Flow, P extends z.ZodType, Row> = Omit<Definition<F
   apply?: (trx: Trx, sends: ReadonlyArray<Extract<FlowDecision<F>, { send: true }>>) => Promise<void>;
 };
 
+export type FlowDefinition<F extends Flow = Flow, P extends z.ZodType = z.ZodType> = Pick<Definition<F, P, unknown>, "flow" | "recordType" | "payload"> & {
+  /** The job for one occasion of this flow, its payload checked against the schema. */
+  job(fields: JobFields, payload: z.input<P>): NewJob;
+  /** Decides a claimed job of this flow, alone in its transaction. */
+  decide(trx: Trx, job: JobRow): Promise<FlowDecision<F>>;
+  /**
+   * The same for many jobs of this flow at once, in a transaction that holds
+   * them: one decision per job, in order, or `undefined` for a job whose
+   * record a push held (see `loadWaiting`), left to run alone.
+   */
+  decideMany(trx: Trx, jobs: readonly DueJob[]): Promise<Array<FlowDecision<F> | undefined>>;
+};
+
+const sending = <F extends Flow>(decision: FlowDecision<F> | undefined): decision is Extract<FlowDecision<F>, { send: true }> => decision?.send === true;
+
 /**
- * A flow decided set-based: its jobs can run many to a transaction, their
+ * A flow, decided set-based: its jobs can run many to a transaction, their
  * records read in one statement and their writes made in another, without
- * waiting on or deadlocking with the pushes that write the same rows. A flow
- * that locks for update (checkout recovery) is defined with `defineFlow`, and
- * runs each job in a transaction of its own.
+ * deadlocking with the pushes that write the same rows (a flow that locks its
+ * records for update never waits for them when its jobs run together: see
+ * `loadWaiting`).
  */
-export function defineSetFlow<F extends Flow, P extends z.ZodType, Row>(definition: SetDefinition<F, P, Row>): FlowDefinition<F, P> {
-  const { load, decideFrom, apply, ...rest } = definition;
-  const decideMany = async (trx: Trx, jobs: readonly DueJob[]) => {
-    const rows = await load(trx, [...new Set(jobs.map((job) => job.record_id))]);
-    const decisions = jobs.map((job) => decideFrom(rows.get(job.record_id), definition.payload.parse(job.payload)));
-    await apply?.(trx, decisions.filter((decision): decision is Extract<FlowDecision<F>, { send: true }> => decision.send));
-    return decisions;
-  };
+export function defineFlow<F extends Flow, P extends z.ZodType, Row>(definition: Definition<F, P, Row>): FlowDefinition<F, P> {
+  const { flow, recordType, payload, load, loadWaiting, decideFrom, apply } = definition;
   return {
-    ...defineFlow({
-      ...rest,
-      handle: async (trx, job) => {
-        const [decision] = await decideMany(trx, [job]);
-        if (!decision) throw new Error(`a ${definition.flow} job was not decided`);
-        return decision;
-      },
-    }),
-    decideMany,
+    flow,
+    recordType,
+    payload,
+    job: (fields, input) => ({ ...fields, flow, record_type: recordType, payload: payload.parse(input) as Record<string, unknown> }),
+    async decide(trx, job) {
+      // The payload is checked before anything is read.
+      const checked = payload.parse(job.payload);
+      const row = loadWaiting ? await loadWaiting(trx, job.record_id) : (await load(trx, [job.record_id])).get(job.record_id);
+      const decision = decideFrom(row, checked);
+      if (sending(decision)) await apply?.(trx, [decision]);
+      return decision;
+    },
+    async decideMany(trx, jobs) {
+      const checked = jobs.map((job) => ({ recordId: job.record_id, payload: payload.parse(job.payload) }));
+      const rows = await load(trx, [...new Set(jobs.map((job) => job.record_id))]);
+      const decisions = checked.map(({ recordId, payload: input }) => {
+        const row = rows.get(recordId);
+        // A record a push holds, or gone: the job runs alone, which waits for the push (or finds the record gone).
+        if (row === undefined && loadWaiting) return undefined;
+        return decideFrom(row, input);
+      });
+      await apply?.(trx, decisions.filter(sending));
+      return decisions;
+    },
   };
 }

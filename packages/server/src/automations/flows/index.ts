@@ -26,21 +26,20 @@ export function decide(trx: Trx, job: JobRow): Promise<FlowDecision> {
   return FLOW_DEFINITIONS[job.flow].decide(trx, job);
 }
 
-/** Whether jobs of this flow can share a transaction (see `defineSetFlow`). */
-export const runsInGroups = (flow: Flow): boolean => FLOW_DEFINITIONS[flow].decideMany !== undefined;
-
-/** Decides many jobs of set-based flows, each flow's records read in one statement: each job with its decision. */
+/**
+ * Decides many jobs in the transaction that holds them, each flow's records
+ * read in one statement: each job with its decision, but for jobs left to run
+ * alone (their record was held by a push: see `loadWaiting`).
+ */
 export async function decideMany<J extends DueJob>(trx: Trx, jobs: readonly J[]): Promise<Array<{ job: J; decision: FlowDecision }>> {
   const decided: Array<{ job: J; decision: FlowDecision }> = [];
   for (const flow of new Set(jobs.map((job) => job.flow))) {
     const ofFlow = jobs.filter((job) => job.flow === flow);
-    const decideAll = FLOW_DEFINITIONS[flow].decideMany;
-    if (!decideAll) throw new Error(`${flow} jobs run one to a transaction`);
-    const decisions = await decideAll(trx, ofFlow);
+    const decisions = await FLOW_DEFINITIONS[flow].decideMany(trx, ofFlow);
+    if (decisions.length !== ofFlow.length) throw new Error(`${flow} jobs were not all decided`);
     ofFlow.forEach((job, index) => {
       const decision = decisions[index];
-      if (!decision) throw new Error(`a ${flow} job was not decided`);
-      decided.push({ job, decision });
+      if (decision) decided.push({ job, decision });
     });
   }
   return decided;

@@ -3,11 +3,11 @@ import { z } from "zod";
 import type { OrderRow } from "../../db/types.js";
 import { formatMoney } from "../../money.js";
 import { formatTimestamp } from "../../time.js";
-import { defineSetFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
+import { defineFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
 import { findOrdersForMessage } from "./flow.repository.js";
 
 /** Thanks the customer for an order: once per order, when it is created. */
-export const postPurchase = defineSetFlow({
+export const postPurchase = defineFlow({
   flow: "post_purchase",
   recordType: "order",
   payload: z.object({}),

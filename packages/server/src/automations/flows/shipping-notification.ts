@@ -2,11 +2,11 @@ import { shipmentStatusSchema } from "@commerce-ingest/shared";
 import { sql, type RawBuilder } from "kysely";
 import { z } from "zod";
 import type { ShipmentRow } from "../../db/types.js";
-import { defineSetFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
+import { defineFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
 import { findShipmentsForMessage } from "./flow.repository.js";
 
 /** Tells the customer where their parcel is: once per (shipment, status). */
-export const shippingNotification = defineSetFlow({
+export const shippingNotification = defineFlow({
   flow: "shipping_notification",
   recordType: "shipment",
   /** The status this job announces: a newer status supersedes it. */
