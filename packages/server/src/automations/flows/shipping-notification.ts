@@ -54,7 +54,7 @@ export function shippingNotificationJobs(store: TriggerStore, shipment: Shipment
  * The same jobs as `shippingNotificationJobs`, chosen in SQL for a push written
  * in one statement, from the shipment it wrote (its `ship` CTE) and its order (`ord`).
  */
-export function shippingNotificationJobRows(store: TriggerStore, options: TriggerOptions): RawBuilder<unknown> {
+export function shippingNotificationJobRows(store: Pick<TriggerStore, "id">, options: TriggerOptions): RawBuilder<unknown> {
   return sql`select ${store.id}::bigint, 'shipping_notification', 'shipping_notification:' || s.id || ':' || coalesce(s.status, 'none'), 'shipment', s.id, s.external_id, o.customer_id, jsonb_build_object('status', s.status), now()
     from ship as s, ord as o where s.status_changed and not ${options.backfill}::boolean`;
 }

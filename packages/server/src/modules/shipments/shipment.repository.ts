@@ -1,8 +1,10 @@
 import type { ShipmentStatus } from "@commerce-ingest/shared";
-import { sql, type QueryCreator, type RawBuilder } from "kysely";
-import { carriedColumns, freshOrFail, mergedColumns, notStale, overTables, unnestRows, wasInserted } from "../../db/sql.js";
-import type { Database, Executor, Trx } from "../../db/types.js";
-import type { insertJobRows } from "../../automations/jobs.repository.js";
+import { sql, type Insertable } from "kysely";
+import { shippingNotificationJobRows } from "../../automations/flows/shipping-notification.js";
+import { insertJobRows } from "../../automations/jobs.repository.js";
+import { arrayParameter, carriedColumns, freshOrFail, mergedColumns, notStale, overTables, unnestRows, wasInserted } from "../../db/sql.js";
+import { onlyRow, statement, type ValueOf } from "../../db/statement.js";
+import type { Executor, ShipmentTable, Trx } from "../../db/types.js";
 
 export type ShipmentWrite = {
   external_id: string;
@@ -18,16 +20,22 @@ export type ShipmentWrite = {
 /** The store's orders with these external ids, locked (in key order) so they cannot vanish under their shipments: by external id. */
 export async function findOrders(db: Trx, storeId: number, orderExternalIds: readonly string[]) {
   if (orderExternalIds.length === 0) return new Map<string, { id: number; customer_id: number }>();
-  const rows = await db
-    .selectFrom("orders")
-    .select(["id", "customer_id", "external_id"])
-    .where("store_id", "=", storeId)
-    .where("external_id", "in", [...new Set(orderExternalIds)])
-    .orderBy("external_id")
-    .forKeyShare()
-    .execute();
+  const rows = await findOrdersStatement(db, { storeId, externalIds: [...new Set(orderExternalIds)] });
   return new Map(rows.map((row) => [row.external_id, row]));
 }
+
+/** `findOrders`' statement: one text for any number of orders, built once (see `statement`). */
+const findOrdersStatement = statement(
+  () => "",
+  (db, value: ValueOf<{ storeId: number; externalIds: readonly string[] }>) =>
+    db
+      .selectFrom("orders")
+      .select(["id", "customer_id", "external_id"])
+      .where("store_id", "=", value((args) => args.storeId))
+      .where("external_id", "=", sql<string>`any(${value((args) => args.externalIds)}::text[])`)
+      .orderBy("external_id")
+      .forKeyShare(),
+);
 
 export function findShipment(db: Executor, storeId: number, externalId: string) {
   return db.selectFrom("shipments").selectAll().where("store_id", "=", storeId).where("external_id", "=", externalId).executeTakeFirst();
@@ -55,16 +63,28 @@ const shipmentTypes: Record<keyof ShipmentWrite, string> = {
  */
 export function upsertShipments(db: Executor, storeId: number, shipments: readonly ShipmentWrite[]) {
   if (shipments.length === 0) return Promise.resolve([]);
-  const columns = ["external_id", ...carriedColumns(shipments)] as (keyof ShipmentWrite)[];
-  return db
-    .insertInto("shipments")
-    .columns(["store_id", ...columns])
-    .expression(unnestRows([sql`${storeId}::bigint`], columns.map((name) => ({ name, type: shipmentTypes[name], values: shipments.map((shipment) => shipment[name]) }))))
-    .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(shipmentMerge(carriedColumns(shipments))).where(notStale("shipments")))
-    .returningAll()
-    .returning(wasInserted.as("inserted"))
-    .execute();
+  return upsertShipmentsStatement(db, { storeId, shipments });
 }
+
+/** `upsertShipments`' statement, built once per set of fields (see `statement`). */
+const upsertShipmentsStatement = statement(
+  ({ shipments }: { storeId: number; shipments: readonly ShipmentWrite[] }) => carriedColumns(shipments).join(),
+  (db, value, { shipments }) => {
+    const columns = ["external_id", ...carriedColumns(shipments)] as (keyof ShipmentWrite)[];
+    return db
+      .insertInto("shipments")
+      .columns(["store_id", ...columns])
+      .expression(
+        unnestRows(
+          [sql`${value((args) => args.storeId)}::bigint`],
+          columns.map((name) => ({ name, type: shipmentTypes[name], parameter: value((args) => arrayParameter(shipmentTypes[name], args.shipments.map((shipment) => shipment[name]))) })),
+        ),
+      )
+      .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(shipmentMerge(carriedColumns(shipments))).where(notStale("shipments")))
+      .returningAll()
+      .returning(wasInserted.as("inserted"));
+  },
+);
 
 /** What a shipment's upsert sets on a stored one: the fields it carries, and whether its status changed. */
 function shipmentMerge(columns: readonly string[]) {
@@ -74,41 +94,52 @@ function shipmentMerge(columns: readonly string[]) {
   };
 }
 
-/** The insert of one shipment, for a CTE of its push's statement (as `upsertShipments` writes it). */
-function shipmentUpsert(qc: QueryCreator<Database>, storeId: number, shipments: ReadonlyArray<Omit<ShipmentWrite, "order_id"> & { order_id: number | RawBuilder<number> }>) {
-  const columns = carriedColumns(shipments);
-  return qc
-    .insertInto("shipments")
-    .values(shipments.map((shipment) => ({ store_id: storeId, ...shipment })))
-    .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(shipmentMerge(columns)).where(notStale("shipments")))
-    .returningAll()
-    .returning(wasInserted.as("inserted"));
-}
+/** What one shipment's push writes (see `upsertShipmentAlone`): the shipment, its order's external id, and whether it is a backfill. */
+export type ShipmentAlone = { storeId: number; orderExternalId: string; shipment: Omit<ShipmentWrite, "order_id">; backfill: boolean };
 
 /**
  * One shipment's push in one statement: its order found and locked by its
  * external id (CTE `ord`; none fails the statement with `order_or_fail`), the
- * shipment (as `upsertShipments`, CTE `ship`) and the jobs `jobs` records. A
- * write older than the stored shipment fails the statement with a stale write.
- * Either way nothing of it stays.
+ * shipment (as `upsertShipments`, CTE `ship`) and the notification it calls
+ * for, chosen in SQL. A write older than the stored shipment fails the
+ * statement with a stale write. Either way nothing of it stays. Built once
+ * per set of the shipment's fields (see `statement`).
  */
-export function upsertShipmentAlone(
-  db: Executor,
-  storeId: number,
-  orderExternalId: string,
-  shipment: Omit<ShipmentWrite, "order_id">,
-  jobs: (qc: QueryCreator<Database>) => ReturnType<typeof insertJobRows>,
-) {
-  return db
-    .with("ord", (qc) => qc.selectFrom("orders").select(["id", "customer_id"]).where("store_id", "=", storeId).where("external_id", "=", orderExternalId).forKeyShare())
-    .with("ship", (qc) => shipmentUpsert(overTables(qc), storeId, [{ ...shipment, order_id: sql<number>`order_or_fail((select id from ord))` }]))
-    .with("jobs", (qc) => jobs(overTables(qc)))
-    .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
-    .leftJoin("ship", (join) => join.onTrue())
-    .selectAll("ship")
-    .select(freshOrFail(sql<boolean>`ship.id is not null`).as("fresh"))
-    .executeTakeFirstOrThrow();
+export function upsertShipmentAlone(db: Executor, push: ShipmentAlone) {
+  return onlyRow(upsertShipmentAloneStatement(db, push), "a shipment's statement");
 }
+
+const upsertShipmentAloneStatement = statement(
+  ({ shipment }: ShipmentAlone) => Object.keys(shipment).join(),
+  (db, value, { shipment }) => {
+    const columns = Object.keys(shipment) as (keyof ShipmentAlone["shipment"])[];
+    const row = Object.fromEntries(columns.map((column) => [column, value((args) => args.shipment[column])]));
+    const storeId = value((args) => args.storeId);
+    return db
+      .with("ord", (qc) =>
+        qc
+          .selectFrom("orders")
+          .select(["id", "customer_id"])
+          .where("store_id", "=", storeId)
+          .where("external_id", "=", value((args) => args.orderExternalId))
+          .forKeyShare(),
+      )
+      .with("ship", (qc) =>
+        overTables(qc)
+          .insertInto("shipments")
+          .values({ store_id: storeId, ...row, order_id: sql<number>`order_or_fail((select id from ord))` } as Insertable<ShipmentTable>)
+          // Re-posting with another order re-links.
+          .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(shipmentMerge([...columns.filter((column) => column !== "external_id"), "order_id"])).where(notStale("shipments")))
+          .returningAll()
+          .returning(wasInserted.as("inserted")),
+      )
+      .with("jobs", (qc) => insertJobRows(overTables(qc), [shippingNotificationJobRows({ id: storeId }, { backfill: value((args) => args.backfill) })]))
+      .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
+      .leftJoin("ship", (join) => join.onTrue())
+      .selectAll("ship")
+      .select(freshOrFail(sql<boolean>`ship.id is not null`).as("fresh"));
+  },
+);
 
 export function findShipments(db: Executor, storeId: number, externalIds: readonly string[]) {
   if (externalIds.length === 0) return Promise.resolve([]);

@@ -2,8 +2,8 @@ import type { Shipment, ShipmentInput, ShipmentRecord } from "@commerce-ingest/s
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import type { StoreContext } from "../../auth/store-context.js";
-import { shippingNotificationJobRows, shippingNotificationJobs, type TriggerOptions } from "../../automations/flows/index.js";
-import { enqueueJobs, insertJobRows } from "../../automations/jobs.repository.js";
+import { shippingNotificationJobs, type TriggerOptions } from "../../automations/flows/index.js";
+import { enqueueJobs } from "../../automations/jobs.repository.js";
 import { isOrderMissingError } from "../../db/sql.js";
 import { inTransaction } from "../../db/transaction.js";
 import type { Db, ShipmentRow } from "../../db/types.js";
@@ -73,7 +73,7 @@ export async function upsertShipment(
     return await orStored(
       async () => {
         const { fresh: _fresh, inserted, ...row } = await inOneStatement(db, (db) =>
-          repo.upsertShipmentAlone(db, store.id, input.order_external_id, shipmentFields(input), (qc) => insertJobRows(qc, [shippingNotificationJobRows(store, options)])),
+          repo.upsertShipmentAlone(db, { storeId: store.id, orderExternalId: input.order_external_id, shipment: shipmentFields(input), backfill: options.backfill }),
         );
         if (row.id === null) throw new Error("a shipment was not written");
         return { shipment: toShipment(row as ShipmentRow), created: inserted === true };
