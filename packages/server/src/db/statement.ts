@@ -84,12 +84,6 @@ export function statement<A, R>(
   };
 }
 
-/** The `value` of a statement built for one run only: each value is the run's own. */
-export const valuesOf =
-  <A>(args: A): ValueOf<A> =>
-  (pick) =>
-    pick(args);
-
 /** The one row a statement always answers (a select of one row, say); `what` names the statement in the error should none come. */
 export async function onlyRow<R>(rows: Promise<R[]>, what: string): Promise<R> {
   const [row] = await rows;

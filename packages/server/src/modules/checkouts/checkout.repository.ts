@@ -1,10 +1,12 @@
 import type { CheckoutStatus } from "@commerce-ingest/shared";
-import { sql, type QueryCreator, type RawBuilder } from "kysely";
-import { carriedColumns, freshOrFail, mergedColumns, notStale, notStaleFor, now, overTables, unnestRows, wasInserted } from "../../db/sql.js";
-import type { checkoutRecoveryRows } from "../../automations/flows/checkout-recovery.js";
-import type { insertJobRows } from "../../automations/jobs.repository.js";
-import { withCustomersOf, type CustomerWrite } from "../customers/customer.repository.js";
-import type { Database, Executor } from "../../db/types.js";
+import { sql, type Insertable } from "kysely";
+import { checkoutRecoveryRows } from "../../automations/flows/checkout-recovery.js";
+import { contactSyncJobRows } from "../../automations/flows/contact-sync.js";
+import { insertJobRows } from "../../automations/jobs.repository.js";
+import { arrayParameter, carriedColumns, freshOrFail, mergedColumns, notStale, notStaleFor, now, overTables, unnestRows, wasInserted } from "../../db/sql.js";
+import { onlyRow, statement } from "../../db/statement.js";
+import { fieldsOf, withCustomers, type CustomersToWrite } from "../customers/customer.repository.js";
+import type { CheckoutTable, Executor } from "../../db/types.js";
 import type { SharedOptionalColumns } from "../fields.js";
 
 export type CheckoutWrite = {
@@ -42,21 +44,28 @@ const checkoutTypes: Record<keyof CheckoutValues, string> = {
  */
 export function upsertCheckouts(db: Executor, storeId: number, checkouts: readonly CheckoutValues[]) {
   if (checkouts.length === 0) return Promise.resolve([]);
-  const columns = ["external_id", ...carriedColumns(checkouts)] as (keyof CheckoutValues)[];
-  return db
-    .insertInto("checkouts")
-    .columns(["store_id", "status", ...columns])
-    .expression(
-      unnestRows(
-        [sql`${storeId}::bigint`, sql`'abandoned'`],
-        columns.map((name) => ({ name, type: checkoutTypes[name], values: checkouts.map((checkout) => checkout[name]) })),
-      ),
-    )
-    .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(checkoutMerge(carriedColumns(checkouts))).where(notStale("checkouts")))
-    .returningAll()
-    .returning(wasInserted.as("inserted"))
-    .execute();
+  return upsertCheckoutsStatement(db, { storeId, checkouts });
 }
+
+/** `upsertCheckouts`' statement, built once per set of fields (see `statement`). */
+const upsertCheckoutsStatement = statement(
+  ({ checkouts }: { storeId: number; checkouts: readonly CheckoutValues[] }) => carriedColumns(checkouts).join(),
+  (db, value, { checkouts }) => {
+    const columns = ["external_id", ...carriedColumns(checkouts)] as (keyof CheckoutValues)[];
+    return db
+      .insertInto("checkouts")
+      .columns(["store_id", "status", ...columns])
+      .expression(
+        unnestRows(
+          [sql`${value((args) => args.storeId)}::bigint`, sql`'abandoned'`],
+          columns.map((name) => ({ name, type: checkoutTypes[name], parameter: value((args) => arrayParameter(checkoutTypes[name], args.checkouts.map((checkout) => checkout[name]))) })),
+        ),
+      )
+      .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(checkoutMerge(carriedColumns(checkouts))).where(notStale("checkouts")))
+      .returningAll()
+      .returning(wasInserted.as("inserted"));
+  },
+);
 
 /**
  * What a checkout's upsert sets on a stored one: the fields it carries, and
@@ -73,46 +82,48 @@ function checkoutMerge(columns: readonly string[]) {
   };
 }
 
-/** The insert of one checkout, for a CTE of its push's statement (as `upsertCheckouts` writes it). */
-function checkoutUpsert(qc: QueryCreator<Database>, storeId: number, checkouts: ReadonlyArray<Omit<CheckoutWrite, "customer_id"> & { customer_id: number | RawBuilder<number> }>) {
-  const columns = carriedColumns(checkouts);
-  return qc
-    .insertInto("checkouts")
-    .values(checkouts.map((checkout) => ({ store_id: storeId, status: "abandoned" as const, ...checkout })))
-    .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(checkoutMerge(columns)).where(notStale("checkouts")))
-    .returningAll()
-    .returning(wasInserted.as("inserted"));
-}
+/** What one checkout's push writes (see `upsertCheckoutAlone`): its customer, the checkout (its tags as a list), and its store's triggers. */
+export type CheckoutAlone = CustomersToWrite & { checkout: Omit<CheckoutValues, "customer_id">; backfill: boolean; recoveryDelaySeconds: number };
 
 /**
  * One checkout's push in one statement: its customer and contact (as
  * `upsertCustomers` writes them, CTE `customer`), the checkout (as
- * `upsertCheckouts`, CTE `chk`) and the CTEs `effects` adds on them (a pending
- * recovery cancelled, jobs recorded). A write older than the stored checkout
- * fails the statement with a stale write, and nothing of it stays.
+ * `upsertCheckouts`, CTE `chk`), the pending recovery it cancels when it left
+ * `abandoned`, and the jobs it calls for (contact sync and recovery, chosen in
+ * SQL). A write older than the stored checkout fails the statement with a
+ * stale write, and nothing of it stays. Built once per set of the customer's
+ * and the checkout's fields (see `statement`).
  */
-export function upsertCheckoutAlone(
-  db: Executor,
-  storeId: number,
-  customer: CustomerWrite,
-  checkout: Omit<CheckoutWrite, "customer_id">,
-  effects: {
-    /** The pending recovery the checkout cancels when it left `abandoned` (see `checkoutRecoveryRows`). */
-    cancelled: (qc: QueryCreator<Database>) => ReturnType<typeof checkoutRecoveryRows.cancelled>;
-    /** The jobs the customer and the checkout call for (see `insertJobRows`). */
-    jobs: (qc: QueryCreator<Database>) => ReturnType<typeof insertJobRows>;
-  },
-) {
-  return withCustomersOf(db, storeId, [customer])
-    .with("chk", (qc) => checkoutUpsert(overTables(qc), storeId, [{ ...checkout, customer_id: sql<number>`(select id from customer)` }]))
-    .with("cancelled", (qc) => effects.cancelled(overTables(qc)))
-    .with("jobs", (qc) => effects.jobs(overTables(qc)))
-    .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
-    .leftJoin("chk", (join) => join.onTrue())
-    .selectAll("chk")
-    .select(freshOrFail(sql<boolean>`chk.id is not null`).as("fresh"))
-    .executeTakeFirstOrThrow();
+export function upsertCheckoutAlone(db: Executor, push: CheckoutAlone) {
+  return onlyRow(upsertCheckoutAloneStatement(db, push), "a checkout's statement");
 }
+
+const upsertCheckoutAloneStatement = statement(
+  ({ writes, checkout }: CheckoutAlone) => `${fieldsOf(writes).join()}|${Object.keys(checkout).join()}`,
+  (db, value, { writes, checkout }) => {
+    const store = { id: value((args) => args.storeId), recoveryDelaySeconds: value((args) => args.recoveryDelaySeconds) };
+    const options = { backfill: value((args) => args.backfill) };
+    const columns = Object.keys(checkout) as (keyof CheckoutAlone["checkout"])[];
+    const row = Object.fromEntries(
+      columns.map((column) => [column, column === "tags" ? sql`${value((args) => args.checkout.tags)}::text[]` : value((args) => args.checkout[column])]),
+    );
+    return withCustomers(db, value, fieldsOf(writes))
+      .with("chk", (qc) =>
+        overTables(qc)
+          .insertInto("checkouts")
+          .values({ store_id: store.id, status: sql.lit("abandoned"), ...row, customer_id: sql<number>`(select id from customer)` } as Insertable<CheckoutTable>)
+          .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(checkoutMerge([...columns.filter((column) => column !== "external_id"), "customer_id"])).where(notStale("checkouts")))
+          .returningAll()
+          .returning(wasInserted.as("inserted")),
+      )
+      .with("cancelled", (qc) => checkoutRecoveryRows.cancelled(overTables(qc)))
+      .with("jobs", (qc) => insertJobRows(overTables(qc), [contactSyncJobRows(store, options), checkoutRecoveryRows.jobs(store, options)]))
+      .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
+      .leftJoin("chk", (join) => join.onTrue())
+      .selectAll("chk")
+      .select(freshOrFail(sql<boolean>`chk.id is not null`).as("fresh"));
+  },
+);
 
 export function findCheckouts(db: Executor, storeId: number, externalIds: readonly string[]) {
   if (externalIds.length === 0) return Promise.resolve([]);

@@ -1,7 +1,7 @@
 import type { Checkout, CheckoutInput, CheckoutPatch, CheckoutRecord } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/store-context.js";
-import { checkoutRecoveryJobs, checkoutRecoveryRows, contactSyncJobRows, type TriggerOptions } from "../../automations/flows/index.js";
-import { enqueueJobs, insertJobRows } from "../../automations/jobs.repository.js";
+import { checkoutRecoveryJobs, type TriggerOptions } from "../../automations/flows/index.js";
+import { enqueueJobs } from "../../automations/jobs.repository.js";
 import { olderThanStored } from "../../db/sql.js";
 import { inTransaction } from "../../db/transaction.js";
 import type { CheckoutRow, Db } from "../../db/types.js";
@@ -10,7 +10,7 @@ import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import { customerWrite, uniqueTags, upsertEmbeddedCustomers } from "../customers/customer.service.js";
-import { byShape, inOneStatement, orStored, presentOnly, sharedOptionalColumns } from "../fields.js";
+import { byShape, inOneStatement, orStored, presentOnly, sharedOptionalColumns, type SharedOptionalColumns } from "../fields.js";
 import * as repo from "./checkout.repository.js";
 
 /** The stored checkout, read back (404 `Checkout not found` when there is none). */
@@ -41,19 +41,17 @@ export function toCheckout(row: CheckoutRow): Checkout {
   };
 }
 
-/** What an upsert writes of a checkout, linked to its customer; absent fields are left out, so they keep their stored value. */
-function checkoutValues(input: CheckoutInput, customerId: number): repo.CheckoutValues {
-  const { tags: _tags, ...fields } = checkoutFields(input);
-  return { ...fields, ...(input.tags === undefined ? {} : { tags: uniqueTags(input.tags) }), customer_id: customerId };
-}
-
-function checkoutFields(input: CheckoutInput): Omit<repo.CheckoutWrite, "customer_id"> {
+/** What an upsert writes of a checkout (its tags as a list); absent fields are left out, so they keep their stored value. */
+function checkoutFields(input: CheckoutInput): Omit<repo.CheckoutValues, "customer_id"> {
+  // The tags go as a list, so they are not given to the shared columns (which would make them an array expression).
+  const fields: Omit<SharedOptionalColumns, "tags"> = sharedOptionalColumns({ currency: input.currency, metadata: input.metadata, line_items: input.line_items });
   return {
     external_id: input.external_id,
     abandoned_at: input.abandoned_at,
     total_price: toMoney(input.total_price),
     ...presentOnly({ recovery_url: input.recovery_url, source_updated_at: input.source_updated_at }),
-    ...sharedOptionalColumns(input),
+    ...fields,
+    ...(input.tags === undefined ? {} : { tags: uniqueTags(input.tags) }),
   };
 }
 
@@ -73,9 +71,12 @@ export async function upsertCheckout(
       // An embedded customer follows its checkout: the checkout's source time decides.
       const customer = customerWrite({ ...input.customer, source_updated_at: undefined });
       const { fresh: _fresh, inserted, ...row } = await inOneStatement(db, (db) =>
-        repo.upsertCheckoutAlone(db, store.id, customer, checkoutFields(input), {
-          cancelled: (qc) => checkoutRecoveryRows.cancelled(qc),
-          jobs: (qc) => insertJobRows(qc, [contactSyncJobRows(store, options), checkoutRecoveryRows.jobs(store, options)]),
+        repo.upsertCheckoutAlone(db, {
+          storeId: store.id,
+          writes: [customer],
+          checkout: checkoutFields(input),
+          backfill: options.backfill,
+          recoveryDelaySeconds: store.recoveryDelaySeconds,
         }),
       );
       if (row.id === null) throw new Error("a checkout was not written");
@@ -106,7 +107,7 @@ export async function upsertCheckouts(
     const applied = inputs.filter((input) => !older.has(input.external_id));
     const customers = await upsertEmbeddedCustomers(trx, store, applied.map((input) => input.customer), options);
     const written = new Map<string, CheckoutRow & { inserted: boolean }>();
-    const writes = applied.map((input) => checkoutValues(input, customers.rowOf(input.customer).id));
+    const writes = applied.map((input) => ({ ...checkoutFields(input), customer_id: customers.rowOf(input.customer).id }));
     for (const group of byShape(writes, (write) => write, (write) => write.external_id)) {
       for (const row of await repo.upsertCheckouts(trx, store.id, group)) written.set(row.external_id, row);
     }

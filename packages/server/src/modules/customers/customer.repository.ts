@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from "kysely";
-import { onlyRow, statement, valuesOf, type ValueOf } from "../../db/statement.js";
+import { onlyRow, statement, type ValueOf } from "../../db/statement.js";
 import type { Executor, Trx } from "../../db/types.js";
 import { arrayParameter, freshOrFail, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted } from "../../db/sql.js";
 import { contactSyncJobRows } from "../../automations/flows/contact-sync.js";
@@ -104,9 +104,6 @@ export async function takeContacts(db: Executor, storeId: number, phones: readon
 /** The customers one statement writes, and their store. */
 export type CustomersToWrite = { storeId: number; writes: readonly CustomerWrite[] };
 
-/** `withCustomers` for a statement built for one run. */
-export const withCustomersOf = (db: Executor, storeId: number, writes: readonly CustomerWrite[]) => withCustomers(db, valuesOf({ storeId, writes }), fieldsOf(writes));
-
 /** The fields the writes carry (they all carry the same). */
 export const fieldsOf = (writes: readonly CustomerWrite[]): (keyof CustomerFields)[] => Object.keys(writes[0]?.fields ?? {}) as (keyof CustomerFields)[];
 
@@ -114,7 +111,7 @@ export const fieldsOf = (writes: readonly CustomerWrite[]): (keyof CustomerField
  * The statement's customers (see `upsertCustomers`) as CTEs a statement goes
  * on from: `contact`, `customer` (the written rows, with `inserted`) and `link`.
  * Its text depends on `columns`, the fields the writes carry, alone; its values
- * come through `value` (see `statement`, or `valuesOf` for a statement built for one run).
+ * come through `value` (see `statement`).
  */
 export function withCustomers<A extends CustomersToWrite>(db: Executor, value: ValueOf<A>, columns: readonly (keyof CustomerFields)[]) {
   if (columns.length === 0) throw new Error("no customer to write");
