@@ -128,16 +128,33 @@ export function findOrders(db: Executor, storeId: number, externalIds: readonly 
   return db.selectFrom("orders").select(WRITTEN_ORDER).where("store_id", "=", storeId).where("external_id", "in", externalIds).execute();
 }
 
-export function updateOrder(db: Executor, storeId: number, externalId: string, changes: Partial<Omit<OrderWrite, "external_id">>) {
-  return db
-    .updateTable("orders")
-    .set({ ...changes, updated_at: now() })
-    .where("store_id", "=", storeId)
-    .where("external_id", "=", externalId)
-    .where(notStaleFor(changes.source_updated_at))
-    .returningAll()
-    .executeTakeFirst();
+/** What a PATCH changes of an order (its tags as a list); absent fields are left out, so they keep their stored value. */
+export type OrderChanges = Partial<Pick<OrderValues, "financial_status" | "fulfillment_status" | "tags" | "metadata" | "source_updated_at">>;
+
+/**
+ * Applies a PATCH to the order, in one statement (atomic by itself); nothing
+ * comes back when there is no such order or the patch is older than it.
+ * Built once per set of fields changed (see `statement`).
+ */
+export async function updateOrder(db: Executor, storeId: number, externalId: string, changes: OrderChanges) {
+  const [row] = await updateOrderStatement(db, { storeId, externalId, changes });
+  return row;
 }
+
+const updateOrderStatement = statement(
+  ({ changes }: { storeId: number; externalId: string; changes: OrderChanges }) => Object.keys(changes).join(),
+  (db, value, { changes }) => {
+    const columns = Object.keys(changes) as (keyof OrderChanges)[];
+    const set = Object.fromEntries(columns.map((column) => [column, column === "tags" ? sql`${value((args) => args.changes.tags)}::text[]` : value((args) => args.changes[column])]));
+    return db
+      .updateTable("orders")
+      .set({ ...set, updated_at: now() })
+      .where("store_id", "=", value((args) => args.storeId))
+      .where("external_id", "=", value((args) => args.externalId))
+      .where(notStaleFor(columns.includes("source_updated_at") ? value((args) => args.changes.source_updated_at) : undefined))
+      .returningAll();
+  },
+);
 
 /** The order with its customer's key, for reading back. */
 export function findOrderRecord(db: Executor, storeId: number, externalId: string) {

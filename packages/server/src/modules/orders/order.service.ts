@@ -3,7 +3,7 @@ import type { StoreContext } from "../../auth/store-context.js";
 import { cancelRecoveriesForOrders, postPurchaseJobs, type TriggerOptions } from "../../automations/flows/index.js";
 import { enqueueJobs } from "../../automations/jobs.repository.js";
 import { olderThanStored } from "../../db/sql.js";
-import { inTransaction } from "../../db/transaction.js";
+import { inStatement, inTransaction } from "../../db/transaction.js";
 import type { Db } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
@@ -133,15 +133,17 @@ export async function upsertOrders(
 
 /** PATCH changes no field any automation reads, so it triggers nothing. */
 export async function updateOrder(db: Db, store: StoreContext, externalId: string, patch: OrderPatch): Promise<{ order: Order; stale: boolean }> {
-  const changes = {
+  // The tags go as a list, so they are not given to the shared columns (which would make them an array expression).
+  const metadata: Pick<SharedOptionalColumns, "metadata"> = sharedOptionalColumns({ metadata: patch.metadata });
+  const changes: repo.OrderChanges = {
     ...presentOnly({ financial_status: patch.financial_status, fulfillment_status: patch.fulfillment_status, source_updated_at: patch.source_updated_at }),
-    ...sharedOptionalColumns({ tags: patch.tags, metadata: patch.metadata }),
+    ...metadata,
+    ...(patch.tags === undefined ? {} : { tags: uniqueTags(patch.tags) }),
   };
   // No stored order can have an id PostgreSQL cannot store.
   if (unstorableText(externalId)) throw new AppError("ORDER_NOT_FOUND");
-  const row = await inTransaction(db, (trx) =>
-    Object.keys(changes).length === 0 ? repo.findOrder(trx, store.id, externalId) : repo.updateOrder(trx, store.id, externalId, changes),
-  );
+  // One statement, atomic by itself: no transaction to open or commit.
+  const row = Object.keys(changes).length === 0 ? await repo.findOrder(db, store.id, externalId) : await inStatement(db, (db) => repo.updateOrder(db, store.id, externalId, changes));
   if (row) return { order: toOrder(row), stale: false };
   // Not changed: either there is no such order, or the patch is older than it.
   const stored = patch.source_updated_at === undefined ? undefined : await repo.findOrder(db, store.id, externalId);
