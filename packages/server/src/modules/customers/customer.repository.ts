@@ -80,13 +80,35 @@ export function upsertCustomerAlone(db: Executor, push: CustomersToWrite & { bac
 const upsertCustomerAloneStatement = statement(
   ({ writes }: CustomersToWrite & { backfill: boolean }) => fieldsOf(writes).join(),
   (db, value, { writes }) =>
-    withCustomers(db, value, fieldsOf(writes))
-      .with("jobs", (qc) => insertJobRows(qc, [contactSyncJobRows({ id: value((args) => args.storeId) }, { backfill: value((args) => args.backfill) })]))
+    withCustomerSyncs(db, value, fieldsOf(writes))
       .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
       .leftJoin("customer", (join) => join.onTrue())
       .selectAll("customer")
       .select(freshOrFail(sql<boolean>`customer.id is not null`).as("fresh")),
 );
+
+/**
+ * Many customers' pushes in one statement, atomic by itself: the customers and
+ * their contacts (as `upsertCustomers` writes them) and their contact syncs,
+ * chosen in SQL (as `upsertCustomerAlone`). Nothing comes back for a write
+ * older than its stored customer. Built once per set of fields (see `statement`).
+ */
+export async function upsertCustomersWithSyncs(db: Executor, push: CustomersToWrite & { backfill: boolean }) {
+  if (push.writes.length === 0) return [];
+  return upsertCustomersWithSyncsStatement(db, push);
+}
+
+const upsertCustomersWithSyncsStatement = statement(
+  ({ writes }: CustomersToWrite & { backfill: boolean }) => fieldsOf(writes).join(),
+  (db, value, { writes }) => withCustomerSyncs(db, value, fieldsOf(writes)).selectFrom("customer").selectAll(),
+);
+
+/** `withCustomers` with the customers' contact syncs (CTE `jobs`), chosen in SQL from the written `customer`. */
+function withCustomerSyncs<A extends CustomersToWrite & { backfill: boolean }>(db: Executor, value: ValueOf<A>, columns: readonly (keyof CustomerFields)[]) {
+  return withCustomers(db, value, columns).with("jobs", (qc) =>
+    insertJobRows(qc, [contactSyncJobRows({ id: value((args) => args.storeId) }, { backfill: value((args) => args.backfill) })]),
+  );
+}
 
 /**
  * Creates the contacts of these phones that do not exist, and locks them all

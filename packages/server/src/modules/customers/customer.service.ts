@@ -7,7 +7,7 @@ import { contactSyncJobs, type TriggerOptions } from "../../automations/flows/in
 import { enqueueJobs, type NewJob } from "../../automations/jobs.repository.js";
 import type { CustomerRow, Db, Executor } from "../../db/types.js";
 import { olderThanStored } from "../../db/sql.js";
-import { inTransaction } from "../../db/transaction.js";
+import { inStatement, inTransaction } from "../../db/transaction.js";
 import { byShape, inOneStatement, orStored, presentOnly } from "../fields.js";
 import { unstorableText } from "../../text.js";
 import * as repo from "./customer.repository.js";
@@ -166,6 +166,20 @@ export async function upsertCustomers(
   inputs: readonly CustomerInput[],
   options: TriggerOptions,
 ): Promise<Array<{ customer: Customer; created: boolean; stale: boolean }>> {
+  const groups = byShape(inputs.map(customerWrite), (write) => write.fields, (write) => write.key.external_id);
+  const [only] = groups;
+  // Pushes of one set of fields that carry no source time need neither the erasure check nor the staleness one:
+  // the customers, their contacts and their contact syncs go in one statement, atomic by itself (no transaction to
+  // open and commit), as a customer pushed alone does.
+  if (only && groups.length === 1 && inputs.every((input) => input.source_updated_at === undefined)) {
+    const rows = await inStatement(db, (db) => repo.upsertCustomersWithSyncs(db, { storeId: store.id, writes: only, backfill: options.backfill }));
+    const written = new Map(rows.map((row) => [row.external_id ?? "", row]));
+    return inputs.map((input) => {
+      const row = written.get(customerKey(input));
+      if (!row) throw new Error("a customer was not written");
+      return { customer: toCustomer(row), created: row.inserted, stale: false };
+    });
+  }
   return inTransaction(db, async (trx) => {
     // A push from before its customer's erasure must not bring the erased profile back.
     const checked = inputs.flatMap((input) => (input.source_updated_at !== undefined && input.external_id ? [{ externalId: input.external_id, time: input.source_updated_at }] : []));
