@@ -118,34 +118,6 @@ export async function cancelPendingJobs(db: Executor, filter: JobFilter, reason:
   return Number(result.numUpdatedRows);
 }
 
-/** Cancels pending recoveries of the store's checkouts abandoned, by anyone with this contact, before `before`. */
-export async function cancelRecoveriesOfContactsBefore(
-  db: Executor,
-  orders: ReadonlyArray<{ contactId: number; before: Date }>,
-  reason: string,
-): Promise<void> {
-  if (orders.length === 0) return;
-  await cancelRecoveriesOfContacts(db, { orders, reason });
-}
-
-/** `cancelRecoveriesOfContactsBefore`'s statement: one text for any number of orders, built once (see `statement`). */
-const cancelRecoveriesOfContacts = statement(
-  () => "",
-  (db, value: ValueOf<{ orders: ReadonlyArray<{ contactId: number; before: Date }>; reason: string }>) =>
-    cancelPendingRecoveries(
-      db,
-      // From the contacts to their customers to their checkouts: index lookups, never a scan of the store's
-      // checkouts. The contacts are the store's, and so are their customers and checkouts: a condition on the
-      // store would only offer the planner the store's checkouts as a way in (taken when its statistics lag
-      // behind a fast-growing table, reading them all at every order).
-      sql<number>`(select c.id from unnest(${value((args) => args.orders.map((order) => order.contactId))}::bigint[], ${value((args) => args.orders.map((order) => order.before))}::timestamptz[]) as ordered(contact_id, before)
-        join customers as cu on cu.contact_id = ordered.contact_id
-        join checkouts as c on c.customer_id = cu.id
-        where c.abandoned_at < ordered.before)`,
-      value((args) => args.reason),
-    ),
-);
-
 /**
  * The due jobs, first due first: pending ones whose time has come, and running
  * ones whose worker's lease ran out (it died mid-flow). A paused store's jobs

@@ -1,8 +1,8 @@
 import { sql, type QueryCreator } from "kysely";
 import { z } from "zod";
-import type { CheckoutRow, CustomerRow, Database, Executor, OrderRow } from "../../db/types.js";
+import type { CheckoutRow, Database, Executor } from "../../db/types.js";
 import { formatMoney } from "../../money.js";
-import { cancelPendingJobs, cancelPendingRecoveries, cancelRecoveriesOfContactsBefore, type NewJob } from "../jobs.repository.js";
+import { cancelPendingJobs, cancelPendingRecoveries, type NewJob } from "../jobs.repository.js";
 import { defineFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
 import { findCheckoutForRecovery, findCheckoutsForRecovery } from "./flow.repository.js";
 
@@ -72,20 +72,9 @@ export async function checkoutRecoveryJobs(trx: Executor, store: TriggerStore, c
 /**
  * Any order cancels the pending recoveries of checkouts its customer abandoned
  * before placing it. The same person may check out as a guest and order with
- * an account, so they are matched by their contact (phone). One statement for
- * any number of orders.
- */
-export async function cancelRecoveriesForOrders(
-  trx: Executor,
-  orders: ReadonlyArray<{ order: Pick<OrderRow, "placed_at">; customer: Pick<CustomerRow, "contact_id"> }>,
-): Promise<void> {
-  const ordered = orders.flatMap(({ order, customer }) => (customer.contact_id === null ? [] : [{ contactId: customer.contact_id, before: order.placed_at }]));
-  await cancelRecoveriesOfContactsBefore(trx, ordered, ORDERED);
-}
-
-/**
- * `cancelRecoveriesForOrders` for an order written in one statement, as a CTE
- * from its `ord` and `customer` CTEs. The statement's own customer is matched
+ * an account, so they are matched by their contact (phone). This is the
+ * cancellation of an order written in one statement, as a CTE from its `ord`
+ * and `customer` CTEs. The statement's own customer is matched
  * by id as well as by contact: the statement does not see its own write of
  * the customer, whose contact it may have just changed.
  */
@@ -103,6 +92,25 @@ export function cancelRecoveriesForOrderRows<DB extends Database>(qc: QueryCreat
           union all select id from customer))
         and c.abandoned_at < ord.placed_at)`,
     // A constant: written into the statement, which is built once (see `upsertOrderAlone`).
+    sql.lit(ORDERED),
+  );
+}
+
+/**
+ * The same cancellation for orders written by a statement (its `ord` CTE)
+ * after their customers were, by an earlier one: each order's customer
+ * as now stored, then the customers of its contact, then their checkouts
+ * (index lookups, as `cancelRecoveriesForOrderRows`).
+ */
+export function cancelRecoveriesForWrittenOrders<DB extends Database>(qc: QueryCreator<DB>) {
+  return cancelPendingRecoveries(
+    qc,
+    sql<number>`(select c.id from ord
+      join customers as buyer on buyer.id = ord.customer_id
+      join customers as cu on cu.contact_id = buyer.contact_id
+      join checkouts as c on c.customer_id = cu.id
+      where c.abandoned_at < ord.placed_at)`,
+    // A constant: written into the statement, which is built once.
     sql.lit(ORDERED),
   );
 }

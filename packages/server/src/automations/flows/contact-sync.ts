@@ -1,6 +1,5 @@
 import { sql, type RawBuilder } from "kysely";
 import { z } from "zod";
-import type { CustomerRow } from "../../db/types.js";
 import { defineFlow, ERASED, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
 import { findCustomersForSync, writeContactProfiles } from "./flow.repository.js";
 
@@ -37,26 +36,10 @@ export const contactSync = defineFlow({
     ),
 });
 
-/** Fires when this write created the customer or changed a synced field: once per profile version. */
-export function contactSyncJobs(store: TriggerStore, customer: CustomerRow, options: TriggerOptions) {
-  if (options.backfill || !customer.profile_changed || customer.external_id === null) return [];
-  return [
-    contactSync.job(
-      {
-        store_id: store.id,
-        dedupe_key: `contact_sync:${customer.id}:${customer.profile_version}`,
-        record_id: customer.id,
-        record_external_id: customer.external_id,
-        customer_id: customer.id,
-      },
-      { profile_version: customer.profile_version },
-    ),
-  ];
-}
-
 /**
- * The same jobs as `contactSyncJobs`, chosen in SQL for a push written in one
- * statement, from the customers it wrote (its `customer` CTE).
+ * Fires when the write created the customer or changed a synced field, once
+ * per profile version: the jobs, chosen in SQL for a statement that writes
+ * customers, from the customers it wrote (its `customer` CTE).
  */
 export function contactSyncJobRows(store: Pick<TriggerStore, "id">, options: TriggerOptions): RawBuilder<unknown> {
   return sql`select ${store.id}::bigint, 'contact_sync', 'contact_sync:' || c.id || ':' || c.profile_version, 'customer', c.id, c.external_id, c.id, jsonb_build_object('profile_version', c.profile_version), now()

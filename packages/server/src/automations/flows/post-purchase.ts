@@ -1,6 +1,5 @@
 import { sql, type RawBuilder } from "kysely";
 import { z } from "zod";
-import type { OrderRow } from "../../db/types.js";
 import { formatMoney } from "../../money.js";
 import { formatTimestamp } from "../../time.js";
 import { defineFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
@@ -28,20 +27,10 @@ export const postPurchase = defineFlow({
   },
 });
 
-/** Fires when the write created the order (an update never does). */
-export function postPurchaseJobs(store: TriggerStore, order: Pick<OrderRow, "id" | "external_id" | "customer_id">, created: boolean, options: TriggerOptions) {
-  if (!created || options.backfill) return [];
-  return [
-    postPurchase.job(
-      { store_id: store.id, dedupe_key: `post_purchase:${order.id}`, record_id: order.id, record_external_id: order.external_id, customer_id: order.customer_id },
-      {},
-    ),
-  ];
-}
-
 /**
- * The same jobs as `postPurchaseJobs`, chosen in SQL for a push written in one
- * statement, from the orders it wrote (its `ord` CTE, with `inserted`).
+ * Fires when the write created the order (an update never does): the jobs,
+ * chosen in SQL for a statement that writes orders, from the orders it wrote
+ * (its `ord` CTE, with `inserted`).
  */
 export function postPurchaseJobRows(store: Pick<TriggerStore, "id">, options: TriggerOptions): RawBuilder<unknown> {
   return sql`select ${store.id}::bigint, 'post_purchase', 'post_purchase:' || o.id, 'order', o.id, o.external_id, o.customer_id, '{}'::jsonb, now()

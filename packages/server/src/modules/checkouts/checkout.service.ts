@@ -112,7 +112,7 @@ export async function upsertCheckouts(
       for (const row of await repo.upsertCheckouts(trx, store.id, group)) written.set(row.external_id, row);
     }
     const stale = new Map((await repo.findCheckouts(trx, store.id, inputs.map((input) => input.external_id).filter((id) => !written.has(id)))).map((row) => [row.external_id, row]));
-    await enqueueJobs(trx, [...customers.jobs, ...(await checkoutRecoveryJobs(trx, store, [...written.values()], options))]);
+    await enqueueJobs(trx, await checkoutRecoveryJobs(trx, store, [...written.values()], options));
     return inputs.map((input) => {
       const row = written.get(input.external_id);
       if (row) return { checkout: toCheckout(row), created: row.inserted, stale: false };

@@ -48,19 +48,22 @@ export type CustomerWrite = { key: { external_id: string; keyed_by_phone: boolea
  * remembered among the customer's contacts, so an erasure finds every phone the
  * customer ever had.
  *
+ * The contact sync each write calls for is recorded by the same statement,
+ * chosen in SQL (as a customer's push alone chooses it).
+ *
  * Every write carries the same fields (absent ones keep their stored value)
  * and its own key: a key twice in one statement is refused by PostgreSQL.
  */
-export async function upsertCustomers(db: Executor, storeId: number, writes: readonly CustomerWrite[]) {
-  if (writes.length === 0) return [];
-  return upsertCustomersStatement(db, { storeId, writes });
+export async function upsertCustomers(db: Executor, push: CustomersToWrite & { backfill: boolean }) {
+  if (push.writes.length === 0) return [];
+  return upsertCustomersStatement(db, push);
 }
 
-/** `upsertCustomers`' statement, built once per set of fields (see `statement`). */
+/** `upsertCustomers`' statement, with the contact syncs the writes call for (see `withCustomerSyncs`); built once per set of fields (see `statement`). */
 const upsertCustomersStatement = statement(
-  ({ writes }: CustomersToWrite) => fieldsOf(writes).join(),
+  ({ writes }: CustomersToWrite & { backfill: boolean }) => fieldsOf(writes).join(),
   (db, value, { writes }) =>
-    withCustomers(db, value, fieldsOf(writes))
+    withCustomerSyncs(db, value, fieldsOf(writes))
       .selectFrom("customer")
       // Nothing comes back for a write older than the stored customer.
       .selectAll(),
@@ -85,22 +88,6 @@ const upsertCustomerAloneStatement = statement(
       .leftJoin("customer", (join) => join.onTrue())
       .selectAll("customer")
       .select(freshOrFail(sql<boolean>`customer.id is not null`).as("fresh")),
-);
-
-/**
- * Many customers' pushes in one statement, atomic by itself: the customers and
- * their contacts (as `upsertCustomers` writes them) and their contact syncs,
- * chosen in SQL (as `upsertCustomerAlone`). Nothing comes back for a write
- * older than its stored customer. Built once per set of fields (see `statement`).
- */
-export async function upsertCustomersWithSyncs(db: Executor, push: CustomersToWrite & { backfill: boolean }) {
-  if (push.writes.length === 0) return [];
-  return upsertCustomersWithSyncsStatement(db, push);
-}
-
-const upsertCustomersWithSyncsStatement = statement(
-  ({ writes }: CustomersToWrite & { backfill: boolean }) => fieldsOf(writes).join(),
-  (db, value, { writes }) => withCustomerSyncs(db, value, fieldsOf(writes)).selectFrom("customer").selectAll(),
 );
 
 /** `withCustomers` with the customers' contact syncs (CTE `jobs`), chosen in SQL from the written `customer`. */

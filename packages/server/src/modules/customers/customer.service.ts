@@ -3,8 +3,7 @@ import { AppError } from "../../errors.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import type { StoreContext } from "../../auth/store-context.js";
 import { customerErased } from "../../automations/erasure.js";
-import { contactSyncJobs, type TriggerOptions } from "../../automations/flows/index.js";
-import { enqueueJobs, type NewJob } from "../../automations/jobs.repository.js";
+import type { TriggerOptions } from "../../automations/flows/index.js";
 import type { CustomerRow, Db, Executor } from "../../db/types.js";
 import { olderThanStored } from "../../db/sql.js";
 import { inStatement, inTransaction } from "../../db/transaction.js";
@@ -55,32 +54,29 @@ export function customerWrite(input: CustomerInput): repo.CustomerWrite {
 /**
  * Upserts many customers with distinct keys inside the caller's transaction:
  * one statement per set of fields sent (a batch from one shop usually has
- * one). Returns the customers written by key, and the automation jobs they
- * call for; a write older than its stored customer is not among them.
+ * one), which also records the contact syncs they call for. Returns the
+ * customers written, by key; a write older than its stored customer is not
+ * among them.
  */
 export async function upsertCustomersIn(
   trx: Executor,
   store: StoreContext,
   inputs: readonly CustomerInput[],
   options: TriggerOptions,
-): Promise<{ rows: Map<string, CustomerRow & { inserted: boolean }>; jobs: NewJob[] }> {
+): Promise<Map<string, CustomerRow & { inserted: boolean }>> {
   const rows = new Map<string, CustomerRow & { inserted: boolean }>();
-  const jobs: NewJob[] = [];
   const groups = byShape(inputs.map(customerWrite), (write) => write.fields, (write) => write.key.external_id);
   // Each group's statement takes its contacts in phone order; over several groups, they are taken
   // all together first, so that two batches sharing contacts never wait for each other in a cycle.
   if (groups.length > 1) await repo.takeContacts(trx, store.id, inputs.map((input) => input.phone));
   for (const writes of groups) {
-    for (const row of await repo.upsertCustomers(trx, store.id, writes)) {
-      rows.set(row.external_id ?? "", row);
-      jobs.push(...contactSyncJobs(store, row, options));
-    }
+    for (const row of await repo.upsertCustomers(trx, { storeId: store.id, writes, backfill: options.backfill })) rows.set(row.external_id ?? "", row);
   }
-  return { rows, jobs };
+  return rows;
 }
 
 /** The customers embedded in records (orders, checkouts), written as they would be pushed alone one after the other. */
-export type EmbeddedCustomers = { rowOf(customer: CustomerInput): CustomerRow & { inserted: boolean }; jobs: NewJob[] };
+export type EmbeddedCustomers = { rowOf(customer: CustomerInput): CustomerRow & { inserted: boolean } };
 
 /**
  * Upserts the customers embedded in many records at once, inside the caller's
@@ -99,11 +95,10 @@ export async function upsertEmbeddedCustomers(trx: Executor, store: StoreContext
   const written = await upsertCustomersIn(trx, store, [...merged.values()], options);
   return {
     rowOf: (customer) => {
-      const row = written.rows.get(customerKey(customer));
+      const row = written.get(customerKey(customer));
       if (!row) throw new Error("an embedded customer was not written");
       return row;
     },
-    jobs: written.jobs,
   };
 }
 
@@ -155,9 +150,9 @@ export const customerKey = (input: CustomerInput): string => input.external_id |
 
 /**
  * Many customers with distinct keys, in a constant number of statements inside
- * the caller's transaction (a batch): the erasure check, the customers and
- * their contacts (one statement per set of fields sent), the stored ones a
- * stale write left alone, and the jobs. Each is stored and triggers as it
+ * the caller's transaction (a batch): the erasure check, the customers with
+ * their contacts and contact syncs (one statement per set of fields sent), and
+ * the stored ones a stale write left alone. Each is stored and triggers as it
  * would pushed alone.
  */
 export async function upsertCustomers(
@@ -169,10 +164,10 @@ export async function upsertCustomers(
   const groups = byShape(inputs.map(customerWrite), (write) => write.fields, (write) => write.key.external_id);
   const [only] = groups;
   // Pushes of one set of fields that carry no source time need neither the erasure check nor the staleness one:
-  // the customers, their contacts and their contact syncs go in one statement, atomic by itself (no transaction to
-  // open and commit), as a customer pushed alone does.
+  // their one statement (the customers, their contacts and their contact syncs) is atomic by itself, with no
+  // transaction to open and commit, as a customer pushed alone is.
   if (only && groups.length === 1 && inputs.every((input) => input.source_updated_at === undefined)) {
-    const rows = await inStatement(db, (db) => repo.upsertCustomersWithSyncs(db, { storeId: store.id, writes: only, backfill: options.backfill }));
+    const rows = await inStatement(db, (db) => repo.upsertCustomers(db, { storeId: store.id, writes: only, backfill: options.backfill }));
     const written = new Map(rows.map((row) => [row.external_id ?? "", row]));
     return inputs.map((input) => {
       const row = written.get(customerKey(input));
@@ -188,12 +183,11 @@ export async function upsertCustomers(
     const older = await olderThanStored(trx, "customers", store.id, inputs.map((input) => ({ external_id: customerKey(input), source_updated_at: input.source_updated_at })));
     const applied = inputs.filter((input) => !(input.external_id && erased.has(input.external_id)) && !older.has(customerKey(input)));
     const written = await upsertCustomersIn(trx, store, applied, options);
-    await enqueueJobs(trx, written.jobs);
-    const unwritten = inputs.map(customerKey).filter((key) => !written.rows.has(key) && !erased.has(key));
+    const unwritten = inputs.map(customerKey).filter((key) => !written.has(key) && !erased.has(key));
     const stored = new Map((await repo.findActiveCustomers(trx, store.id, unwritten)).map((row) => [row.external_id ?? "", row]));
     return inputs.map((input) => {
       const key = customerKey(input);
-      const row = written.rows.get(key);
+      const row = written.get(key);
       if (row) return { customer: toCustomer(row), created: row.inserted, stale: false };
       if (input.external_id && erased.has(input.external_id)) return { customer: emptyCustomer(store.id, input.external_id), created: false, stale: true };
       const found = stored.get(key);

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Selectable } from "kysely";
 import { arrayParameter, carriedColumns, freshOrFail, mergedColumns, notStale, notStaleFor, now, overTables, unnestRows, wasInserted } from "../../db/sql.js";
-import { cancelRecoveriesForOrderRows } from "../../automations/flows/checkout-recovery.js";
+import { cancelRecoveriesForOrderRows, cancelRecoveriesForWrittenOrders } from "../../automations/flows/checkout-recovery.js";
 import { contactSyncJobRows } from "../../automations/flows/contact-sync.js";
 import { postPurchaseJobRows } from "../../automations/flows/post-purchase.js";
 import { insertJobRows } from "../../automations/jobs.repository.js";
@@ -45,34 +45,48 @@ const orderTypes: Record<keyof OrderValues, string> = {
   line_items: "jsonb",
 };
 
+/** The orders one statement writes, their store, and whether they are a backfill. */
+export type OrdersToWrite = { storeId: number; orders: readonly OrderValues[]; backfill: boolean };
+
 /**
  * Inserts or updates these orders in one statement, their rows passed as one
  * array per column (`unnest`): the same statement text for any number of
  * orders, built once per set of columns (see `statement`). Every write carries
  * the same fields (absent ones keep their stored value) and its own key; keys
  * are distinct. Nothing comes back for a write older than the stored order.
+ * The same statement cancels the recoveries the orders written cancel and
+ * records the post-purchase of those it created, chosen in SQL, as an order's
+ * push alone does; their customers are written by an earlier statement.
  */
-export function upsertOrders(db: Executor, storeId: number, orders: readonly OrderValues[]) {
-  if (orders.length === 0) return Promise.resolve([]);
-  return upsertOrdersStatement(db, { storeId, orders });
+export function upsertOrders(db: Executor, push: OrdersToWrite) {
+  if (push.orders.length === 0) return Promise.resolve([]);
+  return upsertOrdersStatement(db, push);
 }
 
 const upsertOrdersStatement = statement(
-  ({ orders }: { storeId: number; orders: readonly OrderValues[] }) => carriedColumns(orders).join(),
+  ({ orders }: OrdersToWrite) => carriedColumns(orders).join(),
   (db, value, { orders }) => {
     const columns = ["external_id", ...carriedColumns(orders)] as (keyof OrderValues)[];
+    const storeId = value((args) => args.storeId);
     return db
-      .insertInto("orders")
-      .columns(["store_id", ...columns])
-      .expression(
-        unnestRows(
-          [sql`${value((args) => args.storeId)}::bigint`],
-          columns.map((name) => ({ name, type: orderTypes[name], parameter: value((args) => arrayParameter(orderTypes[name], args.orders.map((order) => order[name]))) })),
-        ),
+      .with("ord", (qc) =>
+        overTables(qc)
+          .insertInto("orders")
+          .columns(["store_id", ...columns])
+          .expression(
+            unnestRows(
+              [sql`${storeId}::bigint`],
+              columns.map((name) => ({ name, type: orderTypes[name], parameter: value((args) => arrayParameter(orderTypes[name], args.orders.map((order) => order[name]))) })),
+            ),
+          )
+          .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(mergedColumns("orders", carriedColumns(orders))).where(notStale("orders")))
+          .returning(WRITTEN_ORDER)
+          .returning(wasInserted.as("inserted")),
       )
-      .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(mergedColumns("orders", carriedColumns(orders))).where(notStale("orders")))
-      .returning(WRITTEN_ORDER)
-      .returning(wasInserted.as("inserted"));
+      .with("cancelled", (qc) => cancelRecoveriesForWrittenOrders(overTables(qc)))
+      .with("jobs", (qc) => insertJobRows(overTables(qc), [postPurchaseJobRows({ id: storeId }, { backfill: value((args) => args.backfill) })]))
+      .selectFrom("ord")
+      .select([...WRITTEN_ORDER, "inserted"]);
   },
 );
 

@@ -1,7 +1,6 @@
 import type { Order, OrderInput, OrderPatch, OrderRecord } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/store-context.js";
-import { cancelRecoveriesForOrders, postPurchaseJobs, type TriggerOptions } from "../../automations/flows/index.js";
-import { enqueueJobs } from "../../automations/jobs.repository.js";
+import type { TriggerOptions } from "../../automations/flows/index.js";
 import { olderThanStored } from "../../db/sql.js";
 import { inStatement, inTransaction } from "../../db/transaction.js";
 import type { Db } from "../../db/types.js";
@@ -111,16 +110,10 @@ export async function upsertOrders(
     const written = new Map<string, repo.WrittenOrder & { inserted: boolean }>();
     const writes = applied.map((input) => orderValues(input, customers.rowOf(input.customer).id));
     for (const group of byShape(writes, (write) => write, (write) => write.external_id)) {
-      for (const row of await repo.upsertOrders(trx, store.id, group)) written.set(row.external_id, row);
+      for (const row of await repo.upsertOrders(trx, { storeId: store.id, orders: group, backfill: options.backfill })) written.set(row.external_id, row);
     }
     const stale = new Map((await repo.findOrders(trx, store.id, inputs.map((input) => input.external_id).filter((id) => !written.has(id)))).map((row) => [row.external_id, row]));
 
-    const fresh = inputs.flatMap((input) => {
-      const order = written.get(input.external_id);
-      return order ? [{ order, customer: customers.rowOf(input.customer) }] : [];
-    });
-    await cancelRecoveriesForOrders(trx, fresh);
-    await enqueueJobs(trx, [...customers.jobs, ...fresh.flatMap(({ order }) => postPurchaseJobs(store, order, order.inserted, options))]);
     return inputs.map((input) => {
       const row = written.get(input.external_id);
       if (row) return { order: toOrder(row), created: row.inserted, stale: false };
