@@ -179,6 +179,24 @@ describe("checkout recovery", () => {
     });
   }
 
+  it("is cancelled by the customer's order that changes its phone, pushed alone or in a batch with other orders", async () => {
+    // A batch whose customers carry one set of fields is one statement; two sets, one statement each.
+    for (const how of ["alone", "in a batch", "in a batch of two sets of customer fields"]) {
+      const account = uid("acct");
+      const body = checkout(newPhone(), { customer: { external_id: account, phone: newPhone() } });
+      await push("checkouts", body, delayed);
+      expect((await jobsFor("checkout_recovery", body.external_id))[0]?.status).toBe("pending");
+      // The same customer orders after abandoning, from a new phone: its contact is another.
+      const placed = order(newPhone(), { placed_at: "2026-11-22T09:30:00Z" });
+      const ordered = { ...placed, customer: { ...placed.customer, external_id: account } };
+      const other = order(newPhone());
+      if (how === "alone") expect((await push("orders", ordered, delayed)).status).toBe(201);
+      else if (how === "in a batch") expect((await push("orders/batch", { items: [other, ordered] }, delayed)).status).toBe(200);
+      else expect((await push("orders/batch", { items: [{ ...other, customer: { ...other.customer, last_name: "Other" } }, ordered] }, delayed)).status).toBe(200);
+      expect({ how, job: (await jobsFor("checkout_recovery", body.external_id))[0] }).toMatchObject({ how, job: { status: "cancelled", last_error: "the customer placed an order after abandoning the checkout" } });
+    }
+  });
+
   it("is cancelled when the customer places an order after abandoned_at, even under another customer id with the same phone", async () => {
     const phone = newPhone();
     const body = checkout(phone, { abandoned_at: "2026-11-22T09:00:00Z" });

@@ -116,6 +116,30 @@ export function cancelRecoveriesForWrittenOrders<DB extends Database>(qc: QueryC
 }
 
 /**
+ * The same cancellation for orders written by the statement that writes their
+ * customers (its `ord` and `customer` CTEs): the statement reads the stored
+ * customers as they were before it, so the customers of an order's contact are
+ * those stored with it that the statement did not write, and those it wrote
+ * with it (as the same orders written after their customers find them).
+ */
+export function cancelRecoveriesForOrdersWithCustomers<DB extends Database>(qc: QueryCreator<DB>) {
+  return cancelPendingRecoveries(
+    qc,
+    sql<number>`(select c.id from ord
+      join customer as buyer on buyer.id = ord.customer_id
+      join lateral (
+        select cu.id from customers as cu where cu.contact_id = buyer.contact_id and cu.id <> all(array(select id from customer))
+        union all
+        select written.id from customer as written where written.contact_id = buyer.contact_id
+      ) as cu on true
+      join checkouts as c on c.customer_id = cu.id
+      where c.abandoned_at < ord.placed_at)`,
+    // A constant: written into the statement, which is built once.
+    sql.lit(ORDERED),
+  );
+}
+
+/**
  * `checkoutRecoveryJobs` for a checkout written in one statement, from the
  * checkout it wrote (its `chk` CTE): the recovery it schedules, after the
  * store's delay, chosen in SQL (`jobs`), and the pending recovery it cancels

@@ -87,12 +87,7 @@ export type EmbeddedCustomers = { rowOf(customer: CustomerInput): CustomerRow & 
  * the customer's.
  */
 export async function upsertEmbeddedCustomers(trx: Executor, store: StoreContext, customers: readonly CustomerInput[], options: TriggerOptions): Promise<EmbeddedCustomers> {
-  const merged = new Map<string, CustomerInput>();
-  for (const customer of customers) {
-    const key = customerKey(customer);
-    merged.set(key, { ...merged.get(key), ...presentOnly({ ...customer, source_updated_at: undefined }) } as CustomerInput);
-  }
-  const written = await upsertCustomersIn(trx, store, [...merged.values()], options);
+  const written = await upsertCustomersIn(trx, store, mergeEmbedded(customers), options);
   return {
     rowOf: (customer) => {
       const row = written.get(customerKey(customer));
@@ -100,6 +95,20 @@ export async function upsertEmbeddedCustomers(trx: Executor, store: StoreContext
       return row;
     },
   };
+}
+
+/**
+ * The customers embedded in records, one per key, each with its fields merged
+ * in order (the last one sent wins), without a source time of its own (an
+ * embedded customer follows its record).
+ */
+export function mergeEmbedded(customers: readonly CustomerInput[]): CustomerInput[] {
+  const merged = new Map<string, CustomerInput>();
+  for (const customer of customers) {
+    const key = customerKey(customer);
+    merged.set(key, { ...merged.get(key), ...presentOnly({ ...customer, source_updated_at: undefined }) } as CustomerInput);
+  }
+  return [...merged.values()];
 }
 
 /** The active customer, read back with its E.164 phone (404 `Customer not found` when absent or erased). */

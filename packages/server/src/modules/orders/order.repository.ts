@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Selectable } from "kysely";
 import { arrayParameter, carriedColumns, freshOrFail, mergedColumns, notStale, notStaleFor, now, overTables, unnestRows, wasInserted } from "../../db/sql.js";
-import { cancelRecoveriesForOrderRows, cancelRecoveriesForWrittenOrders } from "../../automations/flows/checkout-recovery.js";
+import { cancelRecoveriesForOrderRows, cancelRecoveriesForOrdersWithCustomers, cancelRecoveriesForWrittenOrders } from "../../automations/flows/checkout-recovery.js";
 import { contactSyncJobRows } from "../../automations/flows/contact-sync.js";
 import { postPurchaseJobRows } from "../../automations/flows/post-purchase.js";
 import { insertJobRows } from "../../automations/jobs.repository.js";
@@ -85,6 +85,54 @@ const upsertOrdersStatement = statement(
       )
       .with("cancelled", (qc) => cancelRecoveriesForWrittenOrders(overTables(qc)))
       .with("jobs", (qc) => insertJobRows(overTables(qc), [postPurchaseJobRows({ id: storeId }, { backfill: value((args) => args.backfill) })]))
+      .selectFrom("ord")
+      .select([...WRITTEN_ORDER, "inserted"]);
+  },
+);
+
+/** Orders written with their customers in one statement (see `upsertOrdersWithCustomers`): each order's customer by key. */
+export type OrdersWithCustomers = CustomersToWrite & { orders: ReadonlyArray<Omit<OrderValues, "customer_id">>; customerKeys: readonly string[]; backfill: boolean };
+
+/**
+ * Orders and their customers in one statement, atomic by itself: the
+ * customers and contacts (as `upsertCustomers` writes them, CTE `customer`),
+ * the orders (as `upsertOrders`, each linked to its customer by key, CTE
+ * `ord`), the recoveries they cancel and the jobs they call for (contact syncs
+ * and post-purchase), chosen in SQL. For writes that carry no source time
+ * (nothing to check before them) of one set of fields each; built once per
+ * those sets (see `statement`).
+ */
+export function upsertOrdersWithCustomers(db: Executor, push: OrdersWithCustomers) {
+  return upsertOrdersWithCustomersStatement(db, push);
+}
+
+const upsertOrdersWithCustomersStatement = statement(
+  ({ writes, orders }: OrdersWithCustomers) => `${fieldsOf(writes).join()}|${carriedColumns(orders).join()}`,
+  (db, value, { writes, orders }) => {
+    const columns = ["external_id", ...carriedColumns(orders)] as (keyof OrdersWithCustomers["orders"][number])[];
+    const store = { id: value((args) => args.storeId) };
+    const options = { backfill: value((args) => args.backfill) };
+    return withCustomers(db, value, fieldsOf(writes))
+      .with("ord", (qc) =>
+        overTables(qc)
+          .insertInto("orders")
+          .columns(["store_id", ...columns, "customer_id"])
+          .expression(
+            unnestRows(
+              [sql`${store.id}::bigint`],
+              columns.map((name) => ({ name, type: orderTypes[name], parameter: value((args) => arrayParameter(orderTypes[name], args.orders.map((order) => order[name]))) })),
+              {
+                trailing: [sql`customer.id`],
+                join: sql`join unnest(${value((args) => args.customerKeys)}::text[]) with ordinality as k(key, n) on k.n = r.ordinal join customer on customer.external_id = k.key`,
+              },
+            ),
+          )
+          .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(mergedColumns("orders", [...carriedColumns(orders), "customer_id"])).where(notStale("orders")))
+          .returning(WRITTEN_ORDER)
+          .returning(wasInserted.as("inserted")),
+      )
+      .with("cancelled", (qc) => cancelRecoveriesForOrdersWithCustomers(overTables(qc)))
+      .with("jobs", (qc) => insertJobRows(overTables(qc), [contactSyncJobRows(store, options), postPurchaseJobRows(store, options)]))
       .selectFrom("ord")
       .select([...WRITTEN_ORDER, "inserted"]);
   },
