@@ -182,6 +182,34 @@ describe("batch endpoints", () => {
     expect(syncs.map((job) => job.record_external_id).sort()).toEqual([fresh, known, known, newer].sort());
   });
 
+  it("link each shipment of a batch to its own order, notify that order's customer, re-link a moved one and refuse one whose order is unknown", async () => {
+    const orders = [uid("o"), uid("o"), uid("o")];
+    const phones = ["+14155550181", "+14155550182", "+14155550183"];
+    expect((await batch("orders", orders.map((id, i) => order(id, { customer: { phone: phones[i] } })))).status).toBe(200);
+    const [s1, s2, s3, s4] = [uid("s"), uid("s"), uid("s"), uid("s")];
+    const linked: Array<[string, string]> = [[s1, orders[1] ?? ""], [s2, orders[0] ?? ""], [s3, "no-such-order"], [s4, orders[2] ?? ""]];
+    const res = await batch("shipments", linked.map(([id, orderId]) => ({ external_id: id, order_external_id: orderId, status: "in_transit" })));
+    expect(res.body.results.map((r: { status: number; error?: string }) => [r.status, r.error ?? null])).toEqual([[201, null], [201, null], [422, "Order not found"], [201, null]]);
+    const readBack = async (id: string) =>
+      (await server.request("GET", `/api/v1/stores/${tenant.store.id}/shipments/${id}`, { key: tenant.key })).body as { order_external_id: string };
+    for (const [id, orderId] of linked.filter(([id]) => id !== s3)) expect({ id, order: (await readBack(id)).order_external_id }).toEqual({ id, order: orderId });
+    // Each notification goes to the customer of the shipment's own order.
+    const notices = await server.db
+      .selectFrom("automation_jobs as j")
+      .innerJoin("shipments as s", "s.id", "j.record_id")
+      .innerJoin("orders as o", "o.id", "s.order_id")
+      .select(["j.record_external_id", "j.customer_id", "o.customer_id as order_customer_id", "o.external_id as order_external_id"])
+      .where("j.flow", "=", "shipping_notification")
+      .where("j.record_external_id", "in", [s1, s2, s4])
+      .execute();
+    expect(notices).toHaveLength(3);
+    for (const notice of notices) expect(notice.customer_id).toBe(notice.order_customer_id);
+    expect(new Map(notices.map((n) => [n.record_external_id, n.order_external_id]))).toEqual(new Map(linked.filter(([id]) => id !== s3)));
+    // Pushed again with another order: re-linked.
+    expect((await batch("shipments", [{ external_id: s1, order_external_id: orders[2], status: "in_transit" }])).body.results[0].status).toBe(200);
+    expect((await readBack(s1)).order_external_id).toBe(orders[2]);
+  });
+
   it("write checkouts and shipments together, as the same pushes one by one leave them", async () => {
     const before = writtenOneByOne().length;
     const at = (path: string) => `/api/v1/stores/${tenant.store.id}${path}`;

@@ -51,10 +51,11 @@ export function shippingNotificationJobs(store: TriggerStore, shipment: Shipment
 }
 
 /**
- * The same jobs as `shippingNotificationJobs`, chosen in SQL for a push written
- * in one statement, from the shipment it wrote (its `ship` CTE) and its order (`ord`).
+ * The same jobs as `shippingNotificationJobs`, chosen in SQL for a statement
+ * that writes shipments, from the shipments it wrote (its `ship` CTE) and their
+ * orders (`ord`).
  */
 export function shippingNotificationJobRows(store: Pick<TriggerStore, "id">, options: TriggerOptions): RawBuilder<unknown> {
   return sql`select ${store.id}::bigint, 'shipping_notification', 'shipping_notification:' || s.id || ':' || coalesce(s.status, 'none'), 'shipment', s.id, s.external_id, o.customer_id, jsonb_build_object('status', s.status), now()
-    from ship as s, ord as o where s.status_changed and not ${options.backfill}::boolean`;
+    from ship as s join ord as o on o.id = s.order_id where s.status_changed and not ${options.backfill}::boolean`;
 }

@@ -94,6 +94,61 @@ function shipmentMerge(columns: readonly string[]) {
   };
 }
 
+/** Shipments written with their orders found in one statement (see `upsertShipmentsWithOrders`): each shipment's order by external id. */
+export type ShipmentsToWrite = { storeId: number; shipments: ReadonlyArray<Omit<ShipmentWrite, "order_id">>; orderExternalIds: readonly string[]; backfill: boolean };
+
+/**
+ * Shipments in one statement, atomic by itself: their orders found and
+ * locked by external id (CTE `ord`, in key order), the shipments whose order
+ * was found (as `upsertShipments`, CTE `ship`) and the notifications they call
+ * for, chosen in SQL. A shipment whose order is unknown is not written and
+ * does not come back, nor does one older than its stored shipment. Built once
+ * per set of fields (see `statement`).
+ */
+export function upsertShipmentsWithOrders(db: Executor, push: ShipmentsToWrite) {
+  return upsertShipmentsWithOrdersStatement(db, push);
+}
+
+const upsertShipmentsWithOrdersStatement = statement(
+  ({ shipments }: ShipmentsToWrite) => carriedColumns(shipments).join(),
+  (db, value, { shipments }) => {
+    const columns = ["external_id", ...carriedColumns(shipments)] as (keyof ShipmentsToWrite["shipments"][number])[];
+    const storeId = value((args) => args.storeId);
+    return db
+      .with("ord", (qc) =>
+        qc
+          .selectFrom("orders")
+          .select(["id", "customer_id", "external_id"])
+          .where("store_id", "=", storeId)
+          .where("external_id", "=", sql<string>`any(${value((args) => [...new Set(args.orderExternalIds)])}::text[])`)
+          .orderBy("external_id")
+          .forKeyShare(),
+      )
+      .with("ship", (qc) =>
+        overTables(qc)
+          .insertInto("shipments")
+          .columns(["store_id", ...columns, "order_id"])
+          .expression(
+            unnestRows(
+              [sql`${storeId}::bigint`],
+              columns.map((name) => ({ name, type: shipmentTypes[name], parameter: value((args) => arrayParameter(shipmentTypes[name], args.shipments.map((shipment) => shipment[name]))) })),
+              {
+                trailing: [sql`ord.id`],
+                join: sql`join unnest(${value((args) => args.orderExternalIds)}::text[]) with ordinality as k(key, n) on k.n = r.ordinal join ord on ord.external_id = k.key`,
+              },
+            ),
+          )
+          // Re-posting with another order re-links.
+          .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(shipmentMerge([...carriedColumns(shipments), "order_id"])).where(notStale("shipments")))
+          .returningAll()
+          .returning(wasInserted.as("inserted")),
+      )
+      .with("jobs", (qc) => insertJobRows(overTables(qc), [shippingNotificationJobRows({ id: storeId }, { backfill: value((args) => args.backfill) })]))
+      .selectFrom("ship")
+      .selectAll();
+  },
+);
+
 /** What one shipment's push writes (see `upsertShipmentAlone`): the shipment, its order's external id, and whether it is a backfill. */
 export type ShipmentAlone = { storeId: number; orderExternalId: string; shipment: Omit<ShipmentWrite, "order_id">; backfill: boolean };
 

@@ -5,7 +5,7 @@ import type { StoreContext } from "../../auth/store-context.js";
 import { shippingNotificationJobs, type TriggerOptions } from "../../automations/flows/index.js";
 import { enqueueJobs } from "../../automations/jobs.repository.js";
 import { isOrderMissingError } from "../../db/sql.js";
-import { inTransaction } from "../../db/transaction.js";
+import { inStatement, inTransaction } from "../../db/transaction.js";
 import type { Db, ShipmentRow } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import { byShape, inOneStatement, orStored, presentOnly, sharedOptionalColumns } from "../fields.js";
@@ -102,6 +102,22 @@ export async function upsertShipments(
   inputs: readonly ShipmentInput[],
   options: TriggerOptions,
 ): Promise<Array<{ shipment: Shipment; created: boolean; stale: boolean } | AppError>> {
+  const groups = byShape(inputs.map(shipmentFields), (write) => write, (write) => write.external_id);
+  const [only] = groups;
+  // Shipments with no source time, of one set of fields: nothing to check before writing them, so one statement
+  // finds their orders and writes them all, atomic by itself (no transaction to open and commit). Not written,
+  // a shipment could not be stale (it carries no source time): its order is unknown.
+  if (only && groups.length === 1 && inputs.every((input) => input.source_updated_at === undefined)) {
+    const orderOf = new Map(inputs.map((input) => [input.external_id, input.order_external_id]));
+    const rows = await inStatement(db, (db) =>
+      repo.upsertShipmentsWithOrders(db, { storeId: store.id, shipments: only, orderExternalIds: only.map((shipment) => orderOf.get(shipment.external_id) ?? ""), backfill: options.backfill }),
+    );
+    const written = new Map(rows.map((row) => [row.external_id, row]));
+    return inputs.map((input) => {
+      const row = written.get(input.external_id);
+      return row ? { shipment: toShipment(row), created: row.inserted, stale: false } : orderNotFound();
+    });
+  }
   return inTransaction(db, async (trx) => {
     const orders = await repo.findOrders(trx, store.id, inputs.map((input) => input.order_external_id));
     const linked = inputs.flatMap((input) => {
