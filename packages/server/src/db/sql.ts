@@ -1,4 +1,5 @@
 import { sql, type QueryCreator, type RawBuilder } from "kysely";
+import type { ValueOf } from "./statement.js";
 import type { Database, Executor, Trx } from "./types.js";
 
 /** A text[] value written the same way on PostgreSQL and the embedded database. */
@@ -25,6 +26,38 @@ export type ArrayColumn = { name: string; type: string } & ({ values: readonly u
 /** The one parameter that carries a column's values: `text[]` columns as JSON (arrays of arrays must be rectangular), the rest as they are. */
 export function arrayParameter(type: string, values: readonly unknown[]): unknown[] {
   return type === "text[]" ? values.map((value) => (value == null ? null : JSON.stringify(value))) : [...values];
+}
+
+/**
+ * The columns `names` of the rows a run's arguments carry (`rowsOf`), each
+ * passed as one array, by `value`, for a statement compiled once per shape
+ * (see `unnestRows` and `statement`); `types` gives each column's SQL type.
+ */
+export function arrayColumns<A, N extends string>(value: ValueOf<A>, types: Record<N, string>, names: readonly N[], rowsOf: (args: A) => ReadonlyArray<Partial<Record<N, unknown>>>): ArrayColumn[] {
+  return names.map((name) => ({ name, type: types[name], parameter: value((args) => arrayParameter(types[name], rowsOf(args).map((row) => row[name]))) }));
+}
+
+/**
+ * One row's values for a statement compiled once per shape: each of
+ * `columns` of the row a run's arguments carry (`rowOf`), by `value`; a
+ * `text[]` column (see `types`) passed as a list.
+ */
+export function rowValues<A, N extends string>(value: ValueOf<A>, types: Record<N, string>, columns: readonly N[], rowOf: (args: A) => Partial<Record<N, unknown>>): Record<string, unknown> {
+  return Object.fromEntries(
+    columns.map((column) => [column, types[column] === "text[]" ? sql`${value((args) => rowOf(args)[column])}::text[]` : value((args) => rowOf(args)[column])]),
+  );
+}
+
+/**
+ * What `unnestRows` adds to link each row to a row of the statement's CTE
+ * `cte` by its `external_id`: `keys` (an array of the rows' keys, in their
+ * order) joined by ordinality, and the linked row's id selected after the columns.
+ */
+export function linkedByKey(keys: unknown, cte: string): { trailing: ReadonlyArray<RawBuilder<unknown>>; join: RawBuilder<unknown> } {
+  return {
+    trailing: [sql.ref(`${cte}.id`)],
+    join: sql`join unnest(${keys}::text[]) with ordinality as k(key, n) on k.n = r.ordinal join ${sql.table(cte)} on ${sql.ref(`${cte}.external_id`)} = k.key`,
+  };
 }
 
 /**

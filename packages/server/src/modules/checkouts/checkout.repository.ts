@@ -3,7 +3,7 @@ import { sql, type Insertable } from "kysely";
 import { checkoutRecoveryRows } from "../../automations/flows/checkout-recovery.js";
 import { contactSyncJobRows } from "../../automations/flows/contact-sync.js";
 import { insertJobRows } from "../../automations/jobs.repository.js";
-import { arrayParameter, carriedColumns, freshOrFail, mergedColumns, notStale, notStaleFor, now, overTables, unnestRows, wasInserted } from "../../db/sql.js";
+import { arrayColumns, carriedColumns, freshOrFail, mergedColumns, notStale, notStaleFor, now, overTables, rowValues, unnestRows, wasInserted } from "../../db/sql.js";
 import { onlyRow, statement } from "../../db/statement.js";
 import { fieldsOf, withCustomers, type CustomersToWrite } from "../customers/customer.repository.js";
 import type { CheckoutTable, Executor } from "../../db/types.js";
@@ -58,7 +58,7 @@ const upsertCheckoutsStatement = statement(
       .expression(
         unnestRows(
           [sql`${value((args) => args.storeId)}::bigint`, sql`'abandoned'`],
-          columns.map((name) => ({ name, type: checkoutTypes[name], parameter: value((args) => arrayParameter(checkoutTypes[name], args.checkouts.map((checkout) => checkout[name]))) })),
+          arrayColumns(value, checkoutTypes, columns, (args) => args.checkouts),
         ),
       )
       .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(checkoutMerge(carriedColumns(checkouts))).where(notStale("checkouts")))
@@ -104,9 +104,7 @@ const upsertCheckoutAloneStatement = statement(
     const store = { id: value((args) => args.storeId), recoveryDelaySeconds: value((args) => args.recoveryDelaySeconds) };
     const options = { backfill: value((args) => args.backfill) };
     const columns = Object.keys(checkout) as (keyof CheckoutAlone["checkout"])[];
-    const row = Object.fromEntries(
-      columns.map((column) => [column, column === "tags" ? sql`${value((args) => args.checkout.tags)}::text[]` : value((args) => args.checkout[column])]),
-    );
+    const row = rowValues(value, checkoutTypes, columns, (args) => args.checkout);
     return withCustomers(db, value, fieldsOf(writes))
       .with("chk", (qc) =>
         overTables(qc)

@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Selectable } from "kysely";
-import { arrayParameter, carriedColumns, freshOrFail, mergedColumns, notStale, notStaleFor, now, overTables, unnestRows, wasInserted } from "../../db/sql.js";
+import { arrayColumns, carriedColumns, freshOrFail, linkedByKey, mergedColumns, notStale, notStaleFor, now, overTables, rowValues, unnestRows, wasInserted } from "../../db/sql.js";
 import { cancelRecoveriesForOrderRows, cancelRecoveriesForOrdersWithCustomers, cancelRecoveriesForWrittenOrders } from "../../automations/flows/checkout-recovery.js";
 import { contactSyncJobRows } from "../../automations/flows/contact-sync.js";
 import { postPurchaseJobRows } from "../../automations/flows/post-purchase.js";
@@ -76,7 +76,7 @@ const upsertOrdersStatement = statement(
           .expression(
             unnestRows(
               [sql`${storeId}::bigint`],
-              columns.map((name) => ({ name, type: orderTypes[name], parameter: value((args) => arrayParameter(orderTypes[name], args.orders.map((order) => order[name]))) })),
+              arrayColumns(value, orderTypes, columns, (args) => args.orders),
             ),
           )
           .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(mergedColumns("orders", carriedColumns(orders))).where(notStale("orders")))
@@ -120,11 +120,8 @@ const upsertOrdersWithCustomersStatement = statement(
           .expression(
             unnestRows(
               [sql`${store.id}::bigint`],
-              columns.map((name) => ({ name, type: orderTypes[name], parameter: value((args) => arrayParameter(orderTypes[name], args.orders.map((order) => order[name]))) })),
-              {
-                trailing: [sql`customer.id`],
-                join: sql`join unnest(${value((args) => args.customerKeys)}::text[]) with ordinality as k(key, n) on k.n = r.ordinal join customer on customer.external_id = k.key`,
-              },
+              arrayColumns(value, orderTypes, columns, (args) => args.orders),
+              linkedByKey(value((args) => args.customerKeys), "customer"),
             ),
           )
           .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(mergedColumns("orders", [...carriedColumns(orders), "customer_id"])).where(notStale("orders")))
@@ -159,9 +156,7 @@ const upsertOrderAloneStatement = statement(
   (db, value, { writes, order }) => {
     const trigger = { store: { id: value((args) => args.storeId) }, options: { backfill: value((args) => args.backfill) } };
     const columns = Object.keys(order) as (keyof OrderAlone["order"])[];
-    const row = Object.fromEntries(
-      columns.map((column) => [column, column === "tags" ? sql`${value((args) => args.order.tags)}::text[]` : value((args) => args.order[column])]),
-    );
+    const row = rowValues(value, orderTypes, columns, (args) => args.order);
     return withCustomers(db, value, fieldsOf(writes))
       .with("ord", (qc) =>
         overTables(qc)
@@ -207,7 +202,7 @@ const updateOrderStatement = statement(
   ({ changes }: { storeId: number; externalId: string; changes: OrderChanges }) => Object.keys(changes).join(),
   (db, value, { changes }) => {
     const columns = Object.keys(changes) as (keyof OrderChanges)[];
-    const set = Object.fromEntries(columns.map((column) => [column, column === "tags" ? sql`${value((args) => args.changes.tags)}::text[]` : value((args) => args.changes[column])]));
+    const set = rowValues(value, orderTypes, columns, (args) => args.changes);
     return db
       .updateTable("orders")
       .set({ ...set, updated_at: now() })

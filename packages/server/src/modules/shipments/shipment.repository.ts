@@ -2,7 +2,7 @@ import type { ShipmentStatus } from "@commerce-ingest/shared";
 import { sql, type Insertable } from "kysely";
 import { shippingNotificationJobRows } from "../../automations/flows/shipping-notification.js";
 import { insertJobRows } from "../../automations/jobs.repository.js";
-import { arrayParameter, carriedColumns, freshOrFail, mergedColumns, notStale, overTables, unnestRows, wasInserted } from "../../db/sql.js";
+import { arrayColumns, carriedColumns, freshOrFail, linkedByKey, mergedColumns, notStale, overTables, rowValues, unnestRows, wasInserted } from "../../db/sql.js";
 import { onlyRow, statement, type ValueOf } from "../../db/statement.js";
 import type { Executor, ShipmentTable, Trx } from "../../db/types.js";
 
@@ -77,7 +77,7 @@ const upsertShipmentsStatement = statement(
       .expression(
         unnestRows(
           [sql`${value((args) => args.storeId)}::bigint`],
-          columns.map((name) => ({ name, type: shipmentTypes[name], parameter: value((args) => arrayParameter(shipmentTypes[name], args.shipments.map((shipment) => shipment[name]))) })),
+          arrayColumns(value, shipmentTypes, columns, (args) => args.shipments),
         ),
       )
       .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(shipmentMerge(carriedColumns(shipments))).where(notStale("shipments")))
@@ -131,11 +131,8 @@ const upsertShipmentsWithOrdersStatement = statement(
           .expression(
             unnestRows(
               [sql`${storeId}::bigint`],
-              columns.map((name) => ({ name, type: shipmentTypes[name], parameter: value((args) => arrayParameter(shipmentTypes[name], args.shipments.map((shipment) => shipment[name]))) })),
-              {
-                trailing: [sql`ord.id`],
-                join: sql`join unnest(${value((args) => args.orderExternalIds)}::text[]) with ordinality as k(key, n) on k.n = r.ordinal join ord on ord.external_id = k.key`,
-              },
+              arrayColumns(value, shipmentTypes, columns, (args) => args.shipments),
+              linkedByKey(value((args) => args.orderExternalIds), "ord"),
             ),
           )
           // Re-posting with another order re-links.
@@ -168,7 +165,7 @@ const upsertShipmentAloneStatement = statement(
   ({ shipment }: ShipmentAlone) => Object.keys(shipment).join(),
   (db, value, { shipment }) => {
     const columns = Object.keys(shipment) as (keyof ShipmentAlone["shipment"])[];
-    const row = Object.fromEntries(columns.map((column) => [column, value((args) => args.shipment[column])]));
+    const row = rowValues(value, shipmentTypes, columns, (args) => args.shipment);
     const storeId = value((args) => args.storeId);
     return db
       .with("ord", (qc) =>
