@@ -86,3 +86,12 @@ export function byShape<W extends object>(writes: readonly W[], fields: (write: 
   const order = (a: W, b: W) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
   return [...shapes.values()].map((group) => group.sort(order));
 }
+
+/**
+ * The writes of a batch (grouped by `byShape`) when one statement can write
+ * them all: one set of fields, and no source time, so nothing is to be checked
+ * against the stored records before writing. Otherwise nothing.
+ */
+export function inOneGroup<W>(groups: readonly W[][], inputs: ReadonlyArray<{ source_updated_at?: string | undefined }>): W[] | undefined {
+  return groups.length === 1 && inputs.every((input) => input.source_updated_at === undefined) ? groups[0] : undefined;
+}

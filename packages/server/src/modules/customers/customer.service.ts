@@ -7,7 +7,7 @@ import type { TriggerOptions } from "../../automations/flows/index.js";
 import type { CustomerRow, Db, Executor } from "../../db/types.js";
 import { olderThanStored } from "../../db/sql.js";
 import { inStatement, inTransaction } from "../../db/transaction.js";
-import { byShape, inOneStatement, orStored, presentOnly } from "../fields.js";
+import { byShape, inOneGroup, inOneStatement, orStored, presentOnly } from "../fields.js";
 import { unstorableText } from "../../text.js";
 import * as repo from "./customer.repository.js";
 
@@ -170,12 +170,11 @@ export async function upsertCustomers(
   inputs: readonly CustomerInput[],
   options: TriggerOptions,
 ): Promise<Array<{ customer: Customer; created: boolean; stale: boolean }>> {
-  const groups = byShape(inputs.map(customerWrite), (write) => write.fields, (write) => write.key.external_id);
-  const [only] = groups;
+  const only = inOneGroup(byShape(inputs.map(customerWrite), (write) => write.fields, (write) => write.key.external_id), inputs);
   // Pushes of one set of fields that carry no source time need neither the erasure check nor the staleness one:
   // their one statement (the customers, their contacts and their contact syncs) is atomic by itself, with no
   // transaction to open and commit, as a customer pushed alone is.
-  if (only && groups.length === 1 && inputs.every((input) => input.source_updated_at === undefined)) {
+  if (only) {
     const rows = await inStatement(db, (db) => repo.upsertCustomers(db, { storeId: store.id, writes: only, backfill: options.backfill }));
     const written = new Map(rows.map((row) => [row.external_id ?? "", row]));
     return inputs.map((input) => {

@@ -9,7 +9,7 @@ import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import { customerKey, customerWrite, mergeEmbedded, uniqueTags, upsertEmbeddedCustomers } from "../customers/customer.service.js";
-import { byShape, inOneStatement, orStored, presentOnly, sharedOptionalColumns, type SharedOptionalColumns } from "../fields.js";
+import { byShape, inOneGroup, inOneStatement, orStored, presentOnly, sharedOptionalColumns, type SharedOptionalColumns } from "../fields.js";
 import * as repo from "./order.repository.js";
 
 
@@ -102,13 +102,11 @@ export async function upsertOrders(
   inputs: readonly OrderInput[],
   options: TriggerOptions,
 ): Promise<Array<{ order: Order; created: boolean; stale: boolean }>> {
-  const customerGroups = byShape(mergeEmbedded(inputs.map((input) => input.customer)).map(customerWrite), (write) => write.fields, (write) => write.key.external_id);
-  const orderGroups = byShape(inputs.map(orderFields), (write) => write, (write) => write.external_id);
-  const [customers] = customerGroups;
-  const [orders] = orderGroups;
+  const customers = inOneGroup(byShape(mergeEmbedded(inputs.map((input) => input.customer)).map(customerWrite), (write) => write.fields, (write) => write.key.external_id), inputs);
+  const orders = inOneGroup(byShape(inputs.map(orderFields), (write) => write, (write) => write.external_id), inputs);
   // Orders with no source time, and their customers, of one set of fields each: nothing to check before writing
   // them, so one statement writes them all, atomic by itself (no transaction to open and commit).
-  if (customers && orders && customerGroups.length === 1 && orderGroups.length === 1 && inputs.every((input) => input.source_updated_at === undefined)) {
+  if (customers && orders) {
     const customerOf = new Map(inputs.map((input) => [input.external_id, customerKey(input.customer)]));
     const rows = await inStatement(db, (db) =>
       repo.upsertOrdersWithCustomers(db, { storeId: store.id, writes: customers, orders, customerKeys: orders.map((order) => customerOf.get(order.external_id) ?? ""), backfill: options.backfill }),

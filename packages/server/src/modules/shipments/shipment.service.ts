@@ -8,7 +8,7 @@ import { isOrderMissingError } from "../../db/sql.js";
 import { inStatement, inTransaction } from "../../db/transaction.js";
 import type { Db, ShipmentRow } from "../../db/types.js";
 import { AppError } from "../../errors.js";
-import { byShape, inOneStatement, orStored, presentOnly, sharedOptionalColumns } from "../fields.js";
+import { byShape, inOneGroup, inOneStatement, orStored, presentOnly, sharedOptionalColumns } from "../fields.js";
 import * as repo from "./shipment.repository.js";
 
 /** The stored shipment, read back with its order's external id (404 `Shipment not found` when there is none). */
@@ -102,12 +102,11 @@ export async function upsertShipments(
   inputs: readonly ShipmentInput[],
   options: TriggerOptions,
 ): Promise<Array<{ shipment: Shipment; created: boolean; stale: boolean } | AppError>> {
-  const groups = byShape(inputs.map(shipmentFields), (write) => write, (write) => write.external_id);
-  const [only] = groups;
+  const only = inOneGroup(byShape(inputs.map(shipmentFields), (write) => write, (write) => write.external_id), inputs);
   // Shipments with no source time, of one set of fields: nothing to check before writing them, so one statement
   // finds their orders and writes them all, atomic by itself (no transaction to open and commit). Not written,
   // a shipment could not be stale (it carries no source time): its order is unknown.
-  if (only && groups.length === 1 && inputs.every((input) => input.source_updated_at === undefined)) {
+  if (only) {
     const orderOf = new Map(inputs.map((input) => [input.external_id, input.order_external_id]));
     const rows = await inStatement(db, (db) =>
       repo.upsertShipmentsWithOrders(db, { storeId: store.id, shipments: only, orderExternalIds: only.map((shipment) => orderOf.get(shipment.external_id) ?? ""), backfill: options.backfill }),
