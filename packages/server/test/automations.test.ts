@@ -2,15 +2,15 @@ import { createHmac } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Flow } from "@commerce-ingest/shared";
-import { sql } from "kysely";
+import { CompiledQuery, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as tenants from "../src/auth/tenant.service.js";
 import { pino } from "pino";
-import { claimJobs, lockDueJobs } from "../src/automations/jobs.repository.js";
+import { claimJobs, dueJobsToLock, lockDueJobs } from "../src/automations/jobs.repository.js";
 import { recordingProvider, webhookProvider, type MessagingProvider } from "../src/automations/providers.js";
 import { runDueJobs, runJob } from "../src/automations/worker.js";
 import { retries } from "../src/db/index.js";
-import { ADMIN_TOKEN, FAST_WORKER, refuseInserts, startTestServer, testDb, type TestServer } from "./helpers.js";
+import { ADMIN_TOKEN, createTestDatabase, FAST_WORKER, refuseInserts, startTestServer, testDb, type TestServer } from "./helpers.js";
 
 let server: TestServer;
 let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;
@@ -971,6 +971,37 @@ describe("the worker's pool", () => {
       await pooled.close();
       hook.closeAllConnections();
       await new Promise<void>((resolve) => hook.close(() => resolve()));
+    }
+  });
+});
+
+describe("taking due jobs", () => {
+  it("reads the index of due jobs in their order, first due first, whatever the statistics say: one shop, its tables analyzed, a backlog", async () => {
+    const database = await createTestDatabase();
+    try {
+      const { db } = database.handle;
+      // One store, as a single shop's service has, and a backlog of 5,000 due jobs, first due first by id.
+      const store = await sql<{ id: number }>`
+        with team as (insert into teams (name) values ('plan') returning id)
+        insert into stores (team_id, name) select id, 'plan' from team returning id`.execute(db);
+      const storeId = store.rows[0]?.id;
+      if (storeId === undefined) throw new Error("no store");
+      await sql`
+        insert into automation_jobs (store_id, flow, dedupe_key, record_type, record_id, record_external_id, run_at)
+        select ${storeId}::bigint, 'post_purchase', 'plan:' || g, 'order', g, 'order-' || g, now() - make_interval(secs => 10000 - g)
+        from generate_series(1, 5000) as g`.execute(db);
+      // Statistics of the moment: the store not paused, every job due.
+      await sql`analyze`.execute(db);
+      const { sql: text, parameters } = dueJobsToLock(db, 250).compile();
+      const explained = await db.executeQuery<{ "QUERY PLAN": unknown }>(CompiledQuery.raw(`explain (format json) ${text}`, [...parameters]));
+      const plan = JSON.stringify(explained.rows[0]?.["QUERY PLAN"]);
+      // The first 250 from the index, in its order: never every due job read and sorted.
+      expect(plan).toContain('"Index Name":"automation_jobs_due_idx"');
+      expect(plan).not.toContain('"Node Type":"Sort"');
+      const taken = await db.transaction().execute((trx) => lockDueJobs(trx, 250));
+      expect(taken.map((job) => Number(job.record_id))).toEqual(Array.from({ length: 250 }, (_, i) => i + 1));
+    } finally {
+      await database.drop();
     }
   });
 });
