@@ -62,7 +62,7 @@ function messagesFor(flow: Flow, recordExternalId: string) {
 }
 
 function jobsFor(flow: Flow, recordExternalId: string, db = server.db) {
-  return db.selectFrom("automation_jobs").selectAll().where("flow", "=", flow).where("record_external_id", "=", recordExternalId).execute();
+  return db.selectFrom("automation_jobs").selectAll().where("flow", "=", flow).where("record_external_id", "=", recordExternalId).orderBy("id").execute();
 }
 
 /** Waits until every due job of the store is finished one way or another (judged by the database's clock). */
@@ -178,6 +178,28 @@ describe("checkout recovery", () => {
       expect(await messagesFor("checkout_recovery", body.external_id)).toHaveLength(0);
     });
   }
+
+  it("follows PATCHes of the status: leaving abandoned cancels, entering it again schedules one more, an older PATCH changes nothing", async () => {
+    const body = checkout(newPhone(), { source_updated_at: "2026-11-22T09:00:00Z" });
+    await push("checkouts", body, delayed);
+    // Already abandoned: nothing new.
+    expect((await patch("checkouts", body.external_id, { status: "abandoned", tags: ["again"] }, delayed)).status).toBe(200);
+    expect(await jobsFor("checkout_recovery", body.external_id)).toMatchObject([{ status: "pending", payload: { abandonment: 1 } }]);
+    expect((await patch("checkouts", body.external_id, { status: "active" }, delayed)).body.status).toBe("active");
+    expect(await jobsFor("checkout_recovery", body.external_id)).toMatchObject([{ status: "cancelled", last_error: "the checkout became active" }]);
+    expect((await patch("checkouts", body.external_id, { status: "abandoned" }, delayed)).body.status).toBe("abandoned");
+    const [, again] = await jobsFor("checkout_recovery", body.external_id);
+    expect(again).toMatchObject({ status: "pending", payload: { abandonment: 2 }, dedupe_key: expect.stringMatching(/:2$/) });
+    const delaySeconds = ((again?.run_at.getTime() ?? 0) - (again?.created_at.getTime() ?? 0)) / 1000;
+    expect(delaySeconds).toBeCloseTo(3600, 0);
+    // Older than the stored checkout: answered with the stored one, and its recovery stays pending.
+    const older = await server.request("PATCH", `/api/v1/stores/${delayed.store.id}/checkouts/${body.external_id}`, {
+      key: delayed.key,
+      body: { status: "completed", source_updated_at: "2026-11-22T08:00:00Z" },
+    });
+    expect([older.status, older.headers.get("x-stale-write"), older.body.status]).toEqual([200, "ignored", "abandoned"]);
+    expect((await jobsFor("checkout_recovery", body.external_id)).map((job) => job.status)).toEqual(["cancelled", "pending"]);
+  });
 
   it("is cancelled by the customer's order that changes its phone, pushed alone or in a batch with other orders", async () => {
     // A batch whose customers carry one set of fields is one statement; two sets, one statement each.

@@ -132,28 +132,55 @@ export function findCheckout(db: Executor, storeId: number, externalId: string) 
   return db.selectFrom("checkouts").selectAll().where("store_id", "=", storeId).where("external_id", "=", externalId).executeTakeFirst();
 }
 
-export function updateCheckout(
-  db: Executor,
-  storeId: number,
-  externalId: string,
-  changes: Partial<Omit<CheckoutWrite, "external_id">> & { status?: CheckoutStatus },
-) {
-  // Entering `abandoned` from another state is a new abandonment.
-  const entering = changes.status === "abandoned";
-  return db
-    .updateTable("checkouts")
-    .set({
-      ...changes,
-      ...(entering ? { abandonment_count: sql<number>`abandonment_count + case when status <> 'abandoned' then 1 else 0 end` } : {}),
-      entered_abandoned: entering ? sql<boolean>`status <> 'abandoned'` : false,
-      updated_at: now(),
-    })
-    .where("store_id", "=", storeId)
-    .where("external_id", "=", externalId)
-    .where(notStaleFor(changes.source_updated_at))
-    .returningAll()
-    .executeTakeFirst();
+/** What a PATCH can change of a checkout (its tags as a list). */
+export type CheckoutChanges = Partial<Pick<CheckoutValues, "recovery_url" | "source_updated_at" | "tags" | "metadata">> & { status?: CheckoutStatus };
+
+/** A checkout's PATCH (see `updateCheckoutAlone`): which checkout, its changes, and its store's triggers. */
+export type CheckoutPatchAlone = { storeId: number; externalId: string; changes: CheckoutChanges; backfill: boolean; recoveryDelaySeconds: number };
+
+/**
+ * Applies a PATCH to the checkout in one statement: the checkout (CTE `chk`),
+ * the pending recovery it cancels when it left `abandoned`, and the recovery
+ * it schedules when it entered `abandoned` (a new abandonment), as a push's
+ * statement does (`checkoutRecoveryRows`). Nothing comes back, and nothing is
+ * written, when there is no such checkout or the patch is older than it.
+ * Built once per set of fields changed (see `statement`).
+ */
+export async function updateCheckoutAlone(db: Executor, patch: CheckoutPatchAlone) {
+  const [row] = await updateCheckoutStatement(db, patch);
+  return row;
 }
+
+const updateCheckoutStatement = statement(
+  ({ changes }: CheckoutPatchAlone) => Object.keys(changes).join(),
+  (db, value, { changes }) => {
+    const store = { id: value((args) => args.storeId), recoveryDelaySeconds: value((args) => args.recoveryDelaySeconds) };
+    const options = { backfill: value((args) => args.backfill) };
+    const columns = Object.keys(changes) as (keyof CheckoutChanges)[];
+    const set = rowValues(value, { ...checkoutTypes, status: "text" }, columns, (args) => args.changes);
+    // Entering `abandoned` from another state is a new abandonment (the right-hand `status` is the stored one).
+    const entering = columns.includes("status") ? sql<boolean>`(${value((args) => args.changes.status)}::text = 'abandoned' and status <> 'abandoned')` : sql<boolean>`false`;
+    return db
+      .with("chk", (qc) =>
+        overTables(qc)
+          .updateTable("checkouts")
+          .set({
+            ...set,
+            abandonment_count: sql<number>`abandonment_count + case when ${entering} then 1 else 0 end`,
+            entered_abandoned: entering,
+            updated_at: now(),
+          })
+          .where("store_id", "=", store.id)
+          .where("external_id", "=", value((args) => args.externalId))
+          .where(notStaleFor(columns.includes("source_updated_at") ? value((args) => args.changes.source_updated_at) : undefined))
+          .returningAll(),
+      )
+      .with("cancelled", (qc) => checkoutRecoveryRows.cancelled(overTables(qc)))
+      .with("jobs", (qc) => insertJobRows(overTables(qc), [checkoutRecoveryRows.jobs(store, options)]))
+      .selectFrom("chk")
+      .selectAll();
+  },
+);
 
 /** The checkout with its customer's key, for reading back. */
 export function findCheckoutRecord(db: Executor, storeId: number, externalId: string) {

@@ -3,7 +3,7 @@ import type { StoreContext } from "../../auth/store-context.js";
 import { checkoutRecoveryJobs, type TriggerOptions } from "../../automations/flows/index.js";
 import { enqueueJobs } from "../../automations/jobs.repository.js";
 import { olderThanStored } from "../../db/sql.js";
-import { inTransaction } from "../../db/transaction.js";
+import { inStatement, inTransaction } from "../../db/transaction.js";
 import type { CheckoutRow, Db } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
@@ -123,6 +123,10 @@ export async function upsertCheckouts(
   });
 }
 
+/**
+ * A PATCH in one statement, atomic by itself (see `updateCheckoutAlone`): the
+ * checkout and the recovery it cancels or schedules.
+ */
 export async function updateCheckout(
   db: Db,
   store: StoreContext,
@@ -130,18 +134,21 @@ export async function updateCheckout(
   patch: CheckoutPatch,
   options: TriggerOptions,
 ): Promise<{ checkout: Checkout; stale: boolean }> {
-  const changes = {
+  // The tags go as a list, so they are not given to the shared columns (which would make them an array expression).
+  const metadata: Pick<SharedOptionalColumns, "metadata"> = sharedOptionalColumns({ metadata: patch.metadata });
+  const changes: repo.CheckoutChanges = {
     ...presentOnly({ status: patch.status, recovery_url: patch.recovery_url, source_updated_at: patch.source_updated_at }),
-    ...sharedOptionalColumns({ tags: patch.tags, metadata: patch.metadata }),
+    ...metadata,
+    ...(patch.tags === undefined ? {} : { tags: uniqueTags(patch.tags) }),
   };
   // No stored checkout can have an id PostgreSQL cannot store.
   if (unstorableText(externalId)) throw new AppError("CHECKOUT_NOT_FOUND");
-  const row = await inTransaction(db, async (trx) => {
-    if (Object.keys(changes).length === 0) return repo.findCheckout(trx, store.id, externalId);
-    const updated = await repo.updateCheckout(trx, store.id, externalId, changes);
-    if (updated) await enqueueJobs(trx, await checkoutRecoveryJobs(trx, store, [updated], options));
-    return updated;
-  });
+  const row =
+    Object.keys(changes).length === 0
+      ? await repo.findCheckout(db, store.id, externalId)
+      : await inStatement(db, (db) =>
+          repo.updateCheckoutAlone(db, { storeId: store.id, externalId, changes, backfill: options.backfill, recoveryDelaySeconds: store.recoveryDelaySeconds }),
+        );
   if (row) return { checkout: toCheckout(row), stale: false };
   // Not changed: either there is no such checkout, or the patch is older than it.
   const stored = patch.source_updated_at === undefined ? undefined : await repo.findCheckout(db, store.id, externalId);
