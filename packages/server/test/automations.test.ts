@@ -6,6 +6,7 @@ import { CompiledQuery, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as tenants from "../src/auth/tenant.service.js";
 import { pino } from "pino";
+import { checkoutRecoveryRows } from "../src/automations/flows/index.js";
 import { claimJobs, dueJobsToLock, lockDueJobs } from "../src/automations/jobs.repository.js";
 import { recordingProvider, webhookProvider, type MessagingProvider } from "../src/automations/providers.js";
 import { runDueJobs, runJob } from "../src/automations/worker.js";
@@ -993,6 +994,46 @@ describe("the worker's pool", () => {
       await pooled.close();
       hook.closeAllConnections();
       await new Promise<void>((resolve) => hook.close(() => resolve()));
+    }
+  });
+});
+
+describe("cancelling a checkout's recoveries", () => {
+  it("looks them up by the checkout, even in a plan made once for every run (a prepared statement's), with thousands pending", async () => {
+    const database = await createTestDatabase();
+    try {
+      const { db } = database.handle;
+      // One store, one customer, 3,000 abandoned checkouts, each with its recovery pending.
+      const store = await sql<{ id: number }>`
+        with team as (insert into teams (name) values ('plan') returning id)
+        insert into stores (team_id, name) select id, 'plan' from team returning id`.execute(db);
+      const storeId = store.rows[0]?.id;
+      if (storeId === undefined) throw new Error("no store");
+      await sql`
+        with buyer as (insert into customers (store_id, external_id) values (${storeId}, 'buyer') returning id),
+        chk as (
+          insert into checkouts (store_id, external_id, customer_id, status, abandoned_at, total_price)
+          select ${storeId}::bigint, 'k-' || g, buyer.id, 'abandoned', now(), 1 from buyer, generate_series(1, 3000) as g
+          returning id, external_id, customer_id)
+        insert into automation_jobs (store_id, flow, dedupe_key, record_type, record_id, record_external_id, customer_id, payload, run_at)
+        select ${storeId}::bigint, 'checkout_recovery', 'checkout_recovery:' || id || ':1', 'checkout', id, external_id, customer_id, '{"abandonment":1}', now() + interval '1 hour'
+        from chk`.execute(db);
+      // A push's or a PATCH's statement: the checkout it wrote (CTE chk), whose recovery it cancels when it left abandoned.
+      const { sql: text, parameters } = db
+        .with("chk", (qc) => qc.selectFrom("checkouts").selectAll().where("store_id", "=", storeId).where("external_id", "=", "k-1500"))
+        .with("cancelled", (qc) => checkoutRecoveryRows.cancelled(qc))
+        .selectFrom("chk")
+        .select("id")
+        .compile();
+      const literal = (value: unknown) => (typeof value === "number" ? String(value) : `'${String(value).replace(/'/g, "''")}'`);
+      await sql`set plan_cache_mode = force_generic_plan`.execute(db);
+      await db.executeQuery(CompiledQuery.raw(`prepare cancelling as ${text}`));
+      const explained = await db.executeQuery<{ "QUERY PLAN": unknown }>(CompiledQuery.raw(`explain (format json) execute cancelling(${parameters.map(literal).join(", ")})`));
+      const plan = JSON.stringify(explained.rows[0]?.["QUERY PLAN"]);
+      // The recoveries of the checkout, by its id: never every recovery read and filtered.
+      expect(plan).toMatch(/"Index Name":"automation_jobs_recovery_idx"[^}]*"Index Cond":"\(record_id = ANY/);
+    } finally {
+      await database.drop();
     }
   });
 });

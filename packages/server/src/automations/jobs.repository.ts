@@ -73,15 +73,20 @@ function cancelUnheld(qc: QueryCreator<Database>, select: (jobs: PendingJobs) =>
 }
 
 /**
- * Cancels the pending recoveries of the checkouts `checkoutIds` selects, with
- * `reason` (see `cancelUnheld`): a statement of its own, or a CTE of a push's statement.
+ * Cancels the pending recoveries of the checkouts `checkoutIds` selects (a
+ * subquery, in parentheses), with `reason` (see `cancelUnheld`): a statement
+ * of its own, or a CTE of a push's statement. The checkouts' ids are gathered
+ * into an array first, so that their recoveries are looked up by id in any
+ * plan: a plan made once for every run (a prepared statement's), with the
+ * subquery as the inner side of a join, read every recovery of the database
+ * at each checkout's PATCH.
  */
 export function cancelPendingRecoveries<DB extends Database>(qc: QueryCreator<DB>, checkoutIds: RawBuilder<number>, reason: string | RawBuilder<string>) {
   // Any statement's CTEs, over the tables every statement has.
   return cancelUnheld(
     qc as unknown as QueryCreator<Database>,
     // Named in the statement, not passed: a plan made once for every run then reads the index of recoveries.
-    (jobs) => jobs.where("flow", "=", sql.lit("checkout_recovery")).where("record_type", "=", sql.lit("checkout")).where("record_id", "in", checkoutIds),
+    (jobs) => jobs.where("flow", "=", sql.lit("checkout_recovery")).where("record_type", "=", sql.lit("checkout")).where("record_id", "=", sql<number>`any(array${checkoutIds})`),
     reason,
   );
 }
