@@ -72,23 +72,30 @@ function cancelUnheld(qc: QueryCreator<Database>, select: (jobs: PendingJobs) =>
     .where("id", "in", (eb) => select(eb.selectFrom("automation_jobs").select("id").where("status", "=", sql.lit("pending"))).forUpdate().skipLocked());
 }
 
+/** A checkout's recovery jobs, the flow named in the statement, not passed: a plan made once for every run then reads the index of recoveries. */
+const recoveries = (jobs: PendingJobs) => jobs.where("flow", "=", sql.lit("checkout_recovery")).where("record_type", "=", sql.lit("checkout"));
+
 /**
- * Cancels the pending recoveries of the checkouts `checkoutIds` selects (a
- * subquery, in parentheses), with `reason` (see `cancelUnheld`): a statement
- * of its own, or a CTE of a push's statement. The checkouts' ids are gathered
- * into an array first, so that their recoveries are looked up by id in any
- * plan: a plan made once for every run (a prepared statement's), with the
- * subquery as the inner side of a join, read every recovery of the database
- * at each checkout's PATCH.
+ * Cancels the pending recoveries of the checkouts `checkoutIds` selects, with
+ * `reason` (see `cancelUnheld`): a statement of its own, or a CTE of a push's
+ * statement. An order's subquery can reach many checkouts (every checkout
+ * of every customer of its contact, for every order of a batch), which the
+ * planner may join from the recoveries' side instead of gathering them all.
  */
 export function cancelPendingRecoveries<DB extends Database>(qc: QueryCreator<DB>, checkoutIds: RawBuilder<number>, reason: string | RawBuilder<string>) {
   // Any statement's CTEs, over the tables every statement has.
-  return cancelUnheld(
-    qc as unknown as QueryCreator<Database>,
-    // Named in the statement, not passed: a plan made once for every run then reads the index of recoveries.
-    (jobs) => jobs.where("flow", "=", sql.lit("checkout_recovery")).where("record_type", "=", sql.lit("checkout")).where("record_id", "=", sql<number>`any(array${checkoutIds})`),
-    reason,
-  );
+  return cancelUnheld(qc as unknown as QueryCreator<Database>, (jobs) => recoveries(jobs).where("record_id", "in", checkoutIds), reason);
+}
+
+/**
+ * The same for the few checkouts whose ids `checkoutIds` gathers into an
+ * array (`array(select ...)`): their recoveries are looked up by id in any
+ * plan. As a subquery of a checkout's statement, a plan made once for every
+ * run (a prepared statement's) made it the inner side of a join and read
+ * every recovery of the database at each checkout's push and PATCH.
+ */
+export function cancelPendingRecoveriesOf<DB extends Database>(qc: QueryCreator<DB>, checkoutIds: RawBuilder<number[]>, reason: string | RawBuilder<string>) {
+  return cancelUnheld(qc as unknown as QueryCreator<Database>, (jobs) => recoveries(jobs).where("record_id", "=", sql<number>`any(${checkoutIds})`), reason);
 }
 
 /**

@@ -2,7 +2,7 @@ import { sql, type QueryCreator } from "kysely";
 import { z } from "zod";
 import type { CheckoutRow, Database, Executor } from "../../db/types.js";
 import { formatMoney } from "../../money.js";
-import { cancelPendingJobs, cancelPendingRecoveries, type NewJob } from "../jobs.repository.js";
+import { cancelPendingJobs, cancelPendingRecoveries, cancelPendingRecoveriesOf, type NewJob } from "../jobs.repository.js";
 import { defineFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
 import { findCheckoutForRecovery, findCheckoutsForRecovery } from "./flow.repository.js";
 
@@ -151,5 +151,5 @@ export const checkoutRecoveryRows = {
         jsonb_build_object('abandonment', k.abandonment_count), now() + make_interval(secs => ${store.recoveryDelaySeconds})
       from chk as k where k.status = 'abandoned' and k.entered_abandoned and not ${options.backfill}::boolean`,
   cancelled: <DB extends Database>(qc: QueryCreator<DB>) =>
-    cancelPendingRecoveries(qc, sql<number>`(select id from chk where status <> 'abandoned')`, sql<string>`'the checkout became ' || (select status from chk)`),
+    cancelPendingRecoveriesOf(qc, sql<number[]>`array(select id from chk where status <> 'abandoned')`, sql<string>`'the checkout became ' || (select status from chk)`),
 };
