@@ -36,4 +36,12 @@ describe("configuration", () => {
     expect(() => parseEnv({ ...postgres, WORKER_CONCURRENCY: "4" })).toThrow(/WORKER_CONCURRENCY: must be below DATABASE_POOL_SIZE/);
     expect(parseEnv({ ...postgres, WORKER_CONCURRENCY: "4", RUN_WORKER: "false" }).worker.concurrency).toBe(4);
   });
+
+  it("runs one group of jobs at a time when delivery is local, four deliveries at a time by webhook, unless told", () => {
+    const webhook = { MESSAGING_WEBHOOK_URL: "https://hooks.example/messages", MESSAGING_WEBHOOK_SECRET: "0123456789abcdef" };
+    expect(parseEnv({}).worker.concurrency).toBe(1);
+    expect(parseEnv(webhook).worker.concurrency).toBe(4);
+    expect(parseEnv({ WORKER_CONCURRENCY: "3" }).worker.concurrency).toBe(3);
+    expect(parseEnv({ ...webhook, WORKER_CONCURRENCY: "2" }).worker.concurrency).toBe(2);
+  });
 });

@@ -33,7 +33,12 @@ const envSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   SEED_DEMO: bool.default(true),
   RUN_WORKER: bool.default(true),
-  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /**
+   * Unset: one group at a time when delivery is local (groups run beside each
+   * other lock the same customers and contacts, and cost the pushes more than
+   * they gain), four jobs at a time by webhook (a slow receiver must not hold the others).
+   */
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional(),
   /** Jobs one worker slot runs in one transaction (local delivery). */
   WORKER_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(250),
   /** Server processes sharing the port (PostgreSQL only): more cores for the API. */
@@ -119,7 +124,8 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
       "Invalid configuration:\n  CLUSTER_WORKERS: more than one server process needs PostgreSQL (DATABASE_URL); the embedded database belongs to one process",
     );
   }
-  if (env.DATABASE_URL && env.RUN_WORKER && env.WORKER_CONCURRENCY >= env.DATABASE_POOL_SIZE) {
+  const workerConcurrency = env.WORKER_CONCURRENCY ?? (env.MESSAGING_WEBHOOK_URL ? 4 : 1);
+  if (env.DATABASE_URL && env.RUN_WORKER && workerConcurrency >= env.DATABASE_POOL_SIZE) {
     throw new Error(
       `Invalid configuration:\n  WORKER_CONCURRENCY: must be below DATABASE_POOL_SIZE (${env.DATABASE_POOL_SIZE}) when the worker runs in the server, or it could take every connection from the requests`,
     );
@@ -149,7 +155,7 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
     seedDemo: env.SEED_DEMO,
     runWorker: env.RUN_WORKER,
     worker: {
-      concurrency: env.WORKER_CONCURRENCY,
+      concurrency: workerConcurrency,
       batchSize: env.WORKER_BATCH_SIZE,
       pollIntervalMs: env.WORKER_POLL_MS,
       leaseSeconds: env.JOB_LEASE_SECONDS,
