@@ -34,9 +34,10 @@ const envSchema = z.object({
   SEED_DEMO: bool.default(true),
   RUN_WORKER: bool.default(true),
   /**
-   * Unset: one group at a time when delivery is local (groups run beside each
-   * other lock the same customers and contacts, and cost the pushes more than
-   * they gain), four jobs at a time by webhook (a slow receiver must not hold the others).
+   * Unset: one group at a time when delivery is local (the worker then takes
+   * no more than a core from the pushes in a burst, and catches up right
+   * after; groups beside each other also lock the same customers and
+   * contacts), four jobs at a time by webhook (a slow receiver must not hold the others).
    */
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional(),
   /** Jobs one worker slot runs in one transaction (local delivery). */
