@@ -11,6 +11,7 @@ import { claimJobs, dueJobsToLock, lockDueJobs } from "../src/automations/jobs.r
 import { recordingProvider, webhookProvider, type MessagingProvider } from "../src/automations/providers.js";
 import { runDueJobs, runJob } from "../src/automations/worker.js";
 import { retries } from "../src/db/index.js";
+import type { Db } from "../src/db/types.js";
 import { ADMIN_TOKEN, createTestDatabase, FAST_WORKER, refuseInserts, startTestServer, testDb, type TestServer } from "./helpers.js";
 
 let server: TestServer;
@@ -998,17 +999,29 @@ describe("the worker's pool", () => {
   });
 });
 
+/**
+ * Runs `check` on a fresh database of its own with one team and one store (a
+ * single shop's service), whose statistics a plan's test may set as it likes.
+ */
+async function withOneStore(check: (db: Db, storeId: number) => Promise<void>): Promise<void> {
+  const database = await createTestDatabase();
+  try {
+    const { db } = database.handle;
+    const store = await sql<{ id: number }>`
+      with team as (insert into teams (name) values ('plan') returning id)
+      insert into stores (team_id, name) select id, 'plan' from team returning id`.execute(db);
+    const storeId = store.rows[0]?.id;
+    if (storeId === undefined) throw new Error("no store");
+    await check(db, storeId);
+  } finally {
+    await database.drop();
+  }
+}
+
 describe("cancelling a checkout's recoveries", () => {
   it("looks them up by the checkout, even in a plan made once for every run (a prepared statement's), with thousands pending", async () => {
-    const database = await createTestDatabase();
-    try {
-      const { db } = database.handle;
-      // One store, one customer, 3,000 abandoned checkouts, each with its recovery pending.
-      const store = await sql<{ id: number }>`
-        with team as (insert into teams (name) values ('plan') returning id)
-        insert into stores (team_id, name) select id, 'plan' from team returning id`.execute(db);
-      const storeId = store.rows[0]?.id;
-      if (storeId === undefined) throw new Error("no store");
+    await withOneStore(async (db, storeId) => {
+      // One customer, 3,000 abandoned checkouts, each with its recovery pending.
       await sql`
         with buyer as (insert into customers (store_id, external_id) values (${storeId}, 'buyer') returning id),
         chk as (
@@ -1032,23 +1045,14 @@ describe("cancelling a checkout's recoveries", () => {
       const plan = JSON.stringify(explained.rows[0]?.["QUERY PLAN"]);
       // The recoveries of the checkout, by its id: never every recovery read and filtered.
       expect(plan).toMatch(/"Index Name":"automation_jobs_recovery_idx"[^}]*"Index Cond":"\(record_id = ANY/);
-    } finally {
-      await database.drop();
-    }
+    });
   });
 });
 
 describe("taking due jobs", () => {
   it("reads the index of due jobs in their order, first due first, whatever the statistics say: one shop, its tables analyzed, a backlog", async () => {
-    const database = await createTestDatabase();
-    try {
-      const { db } = database.handle;
-      // One store, as a single shop's service has, and a backlog of 5,000 due jobs, first due first by id.
-      const store = await sql<{ id: number }>`
-        with team as (insert into teams (name) values ('plan') returning id)
-        insert into stores (team_id, name) select id, 'plan' from team returning id`.execute(db);
-      const storeId = store.rows[0]?.id;
-      if (storeId === undefined) throw new Error("no store");
+    await withOneStore(async (db, storeId) => {
+      // A backlog of 5,000 due jobs, first due first by id.
       await sql`
         insert into automation_jobs (store_id, flow, dedupe_key, record_type, record_id, record_external_id, run_at)
         select ${storeId}::bigint, 'post_purchase', 'plan:' || g, 'order', g, 'order-' || g, now() - make_interval(secs => 10000 - g)
@@ -1063,8 +1067,6 @@ describe("taking due jobs", () => {
       expect(plan).not.toContain('"Node Type":"Sort"');
       const taken = await db.transaction().execute((trx) => lockDueJobs(trx, 250));
       expect(taken.map((job) => Number(job.record_id))).toEqual(Array.from({ length: 250 }, (_, i) => i + 1));
-    } finally {
-      await database.drop();
-    }
+    });
   });
 });
