@@ -6,7 +6,7 @@ import { CompiledQuery, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as tenants from "../src/auth/tenant.service.js";
 import { pino } from "pino";
-import { checkoutRecoveryRows } from "../src/automations/flows/index.js";
+import { cancelRecoveriesForOrderRows, checkoutRecoveryRows } from "../src/automations/flows/index.js";
 import { claimJobs, dueJobsToLock, lockDueJobs } from "../src/automations/jobs.repository.js";
 import { recordingProvider, webhookProvider, type MessagingProvider } from "../src/automations/providers.js";
 import { runDueJobs, runJob } from "../src/automations/worker.js";
@@ -1019,7 +1019,7 @@ async function withOneStore(check: (db: Db, storeId: number) => Promise<void>): 
 }
 
 describe("cancelling a checkout's recoveries", () => {
-  it("looks them up by the checkout, even in a plan made once for every run (a prepared statement's), with thousands pending", async () => {
+  it("looks them up by the checkouts, a checkout's push's or an order's, even in a plan made once for every run (a prepared statement's), with thousands pending", async () => {
     await withOneStore(async (db, storeId) => {
       // One customer, 3,000 abandoned checkouts, each with its recovery pending.
       await sql`
@@ -1031,20 +1031,32 @@ describe("cancelling a checkout's recoveries", () => {
         insert into automation_jobs (store_id, flow, dedupe_key, record_type, record_id, record_external_id, customer_id, payload, run_at)
         select ${storeId}::bigint, 'checkout_recovery', 'checkout_recovery:' || id || ':1', 'checkout', id, external_id, customer_id, '{"abandonment":1}', now() + interval '1 hour'
         from chk`.execute(db);
-      // A push's or a PATCH's statement: the checkout it wrote (CTE chk), whose recovery it cancels when it left abandoned.
-      const { sql: text, parameters } = db
-        .with("chk", (qc) => qc.selectFrom("checkouts").selectAll().where("store_id", "=", storeId).where("external_id", "=", "k-1500"))
-        .with("cancelled", (qc) => checkoutRecoveryRows.cancelled(qc))
-        .selectFrom("chk")
-        .select("id")
-        .compile();
+      const statements = {
+        // A checkout's push or PATCH: the checkout it wrote (CTE chk), whose recovery it cancels when it left abandoned.
+        checkout: db
+          .with("chk", (qc) => qc.selectFrom("checkouts").selectAll().where("store_id", "=", storeId).where("external_id", "=", "k-1500"))
+          .with("cancelled", (qc) => checkoutRecoveryRows.cancelled(qc))
+          .selectFrom("chk")
+          .select("id")
+          .compile(),
+        // An order's push: its customer (CTE customer) and the order (CTE ord), which cancels what its contact abandoned before.
+        order: db
+          .with("customer", (qc) => qc.selectFrom("customers").select(["id", "contact_id"]).where("store_id", "=", storeId).where("external_id", "=", "buyer"))
+          .with("ord", (qc) => qc.selectNoFrom(sql<Date>`now()`.as("placed_at")))
+          .with("cancelled", (qc) => cancelRecoveriesForOrderRows(qc))
+          .selectFrom("ord")
+          .selectAll()
+          .compile(),
+      };
       const literal = (value: unknown) => (typeof value === "number" ? String(value) : `'${String(value).replace(/'/g, "''")}'`);
       await sql`set plan_cache_mode = force_generic_plan`.execute(db);
-      await db.executeQuery(CompiledQuery.raw(`prepare cancelling as ${text}`));
-      const explained = await db.executeQuery<{ "QUERY PLAN": unknown }>(CompiledQuery.raw(`explain (format json) execute cancelling(${parameters.map(literal).join(", ")})`));
-      const plan = JSON.stringify(explained.rows[0]?.["QUERY PLAN"]);
-      // The recoveries of the checkout, by its id: never every recovery read and filtered.
-      expect(plan).toMatch(/"Index Name":"automation_jobs_recovery_idx"[^}]*"Index Cond":"\(record_id = ANY/);
+      for (const [name, { sql: text, parameters }] of Object.entries(statements)) {
+        await db.executeQuery(CompiledQuery.raw(`prepare cancelling_${name} as ${text}`));
+        const explained = await db.executeQuery<{ "QUERY PLAN": unknown }>(CompiledQuery.raw(`explain (format json) execute cancelling_${name}(${parameters.map(literal).join(", ")})`));
+        const plan = JSON.stringify(explained.rows[0]?.["QUERY PLAN"]);
+        // The recoveries of the checkouts, by their ids: never every recovery read and filtered.
+        expect({ name, plan }).toMatchObject({ name, plan: expect.stringMatching(/"Index Name":"automation_jobs_recovery_idx"[^}]*"Index Cond":"\(record_id = ANY/) });
+      }
     });
   });
 });

@@ -266,6 +266,45 @@ describe("batch endpoints", () => {
     expect(writtenOneByOne().slice(before)).toEqual([]);
   });
 
+  it("write checkouts with no source time in one statement: each schedules or cancels its recovery as pushed alone", async () => {
+    const before = writtenOneByOne().length;
+    const at = (path: string) => `/api/v1/stores/${tenant.store.id}${path}`;
+    const checkout = (id: string, phone: string) => ({ external_id: id, abandoned_at: "2026-11-22T09:00:00Z", total_price: 30, customer: { phone, first_name: "Ada" } });
+    const [fresh, sameBuyer, reopened, completed, expired] = [uid("k"), uid("k"), uid("k"), uid("k"), uid("k")];
+    for (const [id, phone] of [[reopened, "+14155550181"], [completed, "+14155550182"], [expired, "+14155550183"]]) {
+      expect((await server.request("POST", at("/checkouts"), { key: tenant.key, body: checkout(id ?? "", phone ?? "") })).status).toBe(201);
+    }
+    await server.request("PATCH", at(`/checkouts/${reopened}`), { key: tenant.key, body: { status: "active" } });
+    // Left their abandonment while their recoveries stayed pending (a worker held them when they left).
+    for (const [id, status] of [[completed, "completed"], [expired, "expired"]] as const) {
+      await server.db.updateTable("checkouts").set({ status }).where("store_id", "=", tenant.store.id).where("external_id", "=", id).execute();
+    }
+    const res = await batch("checkouts", [checkout(fresh, "+14155550184"), checkout(sameBuyer, "+14155550184"), checkout(reopened, "+14155550181"), checkout(completed, "+14155550182"), checkout(expired, "+14155550183")]);
+    expect(res.body.results.map((r: { status: number; record: { status: string } }) => [r.status, r.record.status])).toEqual([
+      [201, "abandoned"],
+      [201, "abandoned"],
+      [200, "abandoned"],
+      [200, "completed"],
+      [200, "expired"],
+    ]);
+    const recoveries = async (id: string) =>
+      (await server.db.selectFrom("automation_jobs").select(["status", "last_error", "payload"]).where("flow", "=", "checkout_recovery").where("record_external_id", "=", id).orderBy("id").execute()).map(
+        (job) => [job.status, job.last_error, (job.payload as { abandonment: number }).abandonment],
+      );
+    expect(await recoveries(fresh)).toEqual([["pending", null, 1]]);
+    expect(await recoveries(sameBuyer)).toEqual([["pending", null, 1]]);
+    expect(await recoveries(reopened)).toEqual([
+      ["cancelled", "the checkout became active", 1],
+      ["pending", null, 2],
+    ]);
+    expect(await recoveries(completed)).toEqual([["cancelled", "the checkout became completed", 1]]);
+    expect(await recoveries(expired)).toEqual([["cancelled", "the checkout became expired", 1]]);
+    // The two checkouts of one buyer: one customer.
+    const buyers = await server.db.selectFrom("checkouts").select("customer_id").where("external_id", "in", [fresh, sameBuyer]).execute();
+    expect(new Set(buyers.map((row) => row.customer_id)).size).toBe(1);
+    expect(writtenOneByOne().slice(before)).toEqual([]);
+  });
+
   it("take shared contacts in one order: two batches whose customers' shapes meet their phones in opposite orders never deadlock", async () => {
     const retried = async (reason: string) => {
       const text = (await server.request("GET", "/metrics", { key: ADMIN_TOKEN })).text;

@@ -2,7 +2,7 @@ import { sql, type QueryCreator } from "kysely";
 import { z } from "zod";
 import type { CheckoutRow, Database, Executor } from "../../db/types.js";
 import { formatMoney } from "../../money.js";
-import { cancelPendingJobs, cancelPendingRecoveries, cancelPendingRecoveriesOf, type NewJob } from "../jobs.repository.js";
+import { cancelPendingJobs, cancelPendingRecoveries, cancelPendingRecoveriesJoined, MOST_ORDERS_BY_ID, type NewJob } from "../jobs.repository.js";
 import { defineFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
 import { findCheckoutForRecovery, findCheckoutsForRecovery } from "./flow.repository.js";
 
@@ -97,13 +97,13 @@ export function cancelRecoveriesForOrderRows<DB extends Database>(qc: QueryCreat
 }
 
 /**
- * The same cancellation for orders written by a statement (its `ord` CTE)
+ * The same cancellation for `orders` orders written by a statement (its `ord` CTE)
  * after their customers were, by an earlier one: each order's customer
  * as now stored, then the customers of its contact, then their checkouts
  * (index lookups, as `cancelRecoveriesForOrderRows`).
  */
-export function cancelRecoveriesForWrittenOrders<DB extends Database>(qc: QueryCreator<DB>) {
-  return cancelPendingRecoveries(
+export function cancelRecoveriesForWrittenOrders<DB extends Database>(qc: QueryCreator<DB>, orders: number) {
+  return (orders > MOST_ORDERS_BY_ID ? cancelPendingRecoveriesJoined : cancelPendingRecoveries)(
     qc,
     sql<number>`(select c.id from ord
       join customers as buyer on buyer.id = ord.customer_id
@@ -122,8 +122,8 @@ export function cancelRecoveriesForWrittenOrders<DB extends Database>(qc: QueryC
  * those stored with it that the statement did not write, and those it wrote
  * with it (as the same orders written after their customers find them).
  */
-export function cancelRecoveriesForOrdersWithCustomers<DB extends Database>(qc: QueryCreator<DB>) {
-  return cancelPendingRecoveries(
+export function cancelRecoveriesForOrdersWithCustomers<DB extends Database>(qc: QueryCreator<DB>, orders: number) {
+  return (orders > MOST_ORDERS_BY_ID ? cancelPendingRecoveriesJoined : cancelPendingRecoveries)(
     qc,
     sql<number>`(select c.id from ord
       join customer as buyer on buyer.id = ord.customer_id
@@ -141,7 +141,7 @@ export function cancelRecoveriesForOrdersWithCustomers<DB extends Database>(qc: 
 
 /**
  * `checkoutRecoveryJobs` for a checkout written in one statement, from the
- * checkout it wrote (its `chk` CTE): the recovery it schedules, after the
+ * checkouts it wrote (its `chk` CTE): the recovery each schedules, after the
  * store's delay, chosen in SQL (`jobs`), and the pending recovery it cancels
  * when the checkout left `abandoned`, as a CTE (`cancelled`).
  */
@@ -151,5 +151,10 @@ export const checkoutRecoveryRows = {
         jsonb_build_object('abandonment', k.abandonment_count), now() + make_interval(secs => ${store.recoveryDelaySeconds})
       from chk as k where k.status = 'abandoned' and k.entered_abandoned and not ${options.backfill}::boolean`,
   cancelled: <DB extends Database>(qc: QueryCreator<DB>) =>
-    cancelPendingRecoveriesOf(qc, sql<number[]>`array(select id from chk where status <> 'abandoned')`, sql<string>`'the checkout became ' || (select status from chk)`),
+    cancelPendingRecoveries(
+      qc,
+      sql<number>`(select id from chk where status <> 'abandoned')`,
+      // Each job's own checkout: a statement may write many.
+      sql<string>`'the checkout became ' || (select k.status from chk as k where k.id = automation_jobs.record_id)`,
+    ),
 };

@@ -3,7 +3,7 @@ import { sql, type Insertable } from "kysely";
 import { checkoutRecoveryRows } from "../../automations/flows/checkout-recovery.js";
 import { contactSyncJobRows } from "../../automations/flows/contact-sync.js";
 import { insertJobRows } from "../../automations/jobs.repository.js";
-import { arrayColumns, carriedColumns, freshOrFail, mergedColumns, notStale, notStaleFor, now, overTables, rowValues, unnestRows, wasInserted } from "../../db/sql.js";
+import { arrayColumns, carriedColumns, freshOrFail, linkedByKey, mergedColumns, notStale, notStaleFor, now, overTables, rowValues, unnestRows, wasInserted } from "../../db/sql.js";
 import { onlyRow, statement } from "../../db/statement.js";
 import { fieldsOf, withCustomers, type CustomersToWrite } from "../customers/customer.repository.js";
 import type { CheckoutTable, Executor } from "../../db/types.js";
@@ -81,6 +81,56 @@ function checkoutMerge(columns: readonly string[]) {
     entered_abandoned: sql<boolean>`checkouts.status = 'active'`,
   };
 }
+
+/** Checkouts written with their customers in one statement (see `upsertCheckoutsWithCustomers`): each checkout's customer by key. */
+export type CheckoutsWithCustomers = CustomersToWrite & {
+  checkouts: ReadonlyArray<Omit<CheckoutValues, "customer_id">>;
+  customerKeys: readonly string[];
+  backfill: boolean;
+  recoveryDelaySeconds: number;
+};
+
+/**
+ * Checkouts and their customers in one statement, atomic by itself: the
+ * customers and contacts (as `upsertCustomers` writes them, CTE `customer`),
+ * the checkouts (as `upsertCheckouts`, each linked to its customer by key,
+ * CTE `chk`), the recoveries they cancel when they are not abandoned and the
+ * jobs they call for (contact syncs and recoveries), chosen in SQL. For writes
+ * that carry no source time (nothing to check before them) of one set of
+ * fields each; built once per those sets (see `statement`).
+ */
+export function upsertCheckoutsWithCustomers(db: Executor, push: CheckoutsWithCustomers) {
+  return upsertCheckoutsWithCustomersStatement(db, push);
+}
+
+const upsertCheckoutsWithCustomersStatement = statement(
+  ({ writes, checkouts }: CheckoutsWithCustomers) => `${fieldsOf(writes).join()}|${carriedColumns(checkouts).join()}`,
+  (db, value, { writes, checkouts }) => {
+    const columns = ["external_id", ...carriedColumns(checkouts)] as (keyof CheckoutsWithCustomers["checkouts"][number])[];
+    const store = { id: value((args) => args.storeId), recoveryDelaySeconds: value((args) => args.recoveryDelaySeconds) };
+    const options = { backfill: value((args) => args.backfill) };
+    return withCustomers(db, value, fieldsOf(writes))
+      .with("chk", (qc) =>
+        overTables(qc)
+          .insertInto("checkouts")
+          .columns(["store_id", "status", ...columns, "customer_id"])
+          .expression(
+            unnestRows(
+              [sql`${store.id}::bigint`, sql`'abandoned'`],
+              arrayColumns(value, checkoutTypes, columns, (args) => args.checkouts),
+              linkedByKey(value((args) => args.customerKeys), "customer"),
+            ),
+          )
+          .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(checkoutMerge([...carriedColumns(checkouts), "customer_id"])).where(notStale("checkouts")))
+          .returningAll()
+          .returning(wasInserted.as("inserted")),
+      )
+      .with("cancelled", (qc) => checkoutRecoveryRows.cancelled(overTables(qc)))
+      .with("jobs", (qc) => insertJobRows(overTables(qc), [contactSyncJobRows(store, options), checkoutRecoveryRows.jobs(store, options)]))
+      .selectFrom("chk")
+      .selectAll();
+  },
+);
 
 /** What one checkout's push writes (see `upsertCheckoutAlone`): its customer, the checkout (its tags as a list), and its store's triggers. */
 export type CheckoutAlone = CustomersToWrite & { checkout: Omit<CheckoutValues, "customer_id">; backfill: boolean; recoveryDelaySeconds: number };

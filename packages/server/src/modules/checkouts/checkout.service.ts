@@ -9,8 +9,8 @@ import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
-import { customerWrite, uniqueTags, upsertEmbeddedCustomers } from "../customers/customer.service.js";
-import { byShape, inOneStatement, orStored, presentOnly, sharedOptionalColumns, type SharedOptionalColumns } from "../fields.js";
+import { customerKey, customerWrite, mergeEmbedded, uniqueTags, upsertEmbeddedCustomers } from "../customers/customer.service.js";
+import { byShape, inOneGroup, inOneStatement, orStored, presentOnly, sharedOptionalColumns, type SharedOptionalColumns } from "../fields.js";
 import * as repo from "./checkout.repository.js";
 
 /** The stored checkout, read back (404 `Checkout not found` when there is none). */
@@ -90,10 +90,12 @@ export async function upsertCheckout(
 }
 
 /**
- * Many checkouts with distinct external_ids, in a constant number of
- * statements inside the caller's transaction (a batch): the customers, the
- * checkouts (one statement per set of fields sent), the recoveries cancelled
- * and the jobs. Each is stored and triggers as it would pushed alone.
+ * Many checkouts with distinct external_ids (a batch, or pushes written
+ * together): in one statement when they carry no source time and one set of
+ * fields (`upsertCheckoutsWithCustomers`), else in a constant number of
+ * statements in a transaction: the customers, the checkouts (one statement
+ * per set of fields sent), the recoveries cancelled and the jobs. Each is
+ * stored and triggers as it would pushed alone.
  */
 export async function upsertCheckouts(
   db: Db,
@@ -101,6 +103,29 @@ export async function upsertCheckouts(
   inputs: readonly CheckoutInput[],
   options: TriggerOptions,
 ): Promise<Array<{ checkout: Checkout; created: boolean; stale: boolean }>> {
+  const customers = inOneGroup(byShape(mergeEmbedded(inputs.map((input) => input.customer)).map(customerWrite), (write) => write.fields, (write) => write.key.external_id), inputs);
+  const checkouts = inOneGroup(byShape(inputs.map(checkoutFields), (write) => write, (write) => write.external_id), inputs);
+  // Checkouts with no source time, and their customers, of one set of fields each: nothing to check before writing
+  // them, so one statement writes them all, atomic by itself (no transaction to open and commit).
+  if (customers && checkouts) {
+    const customerOf = new Map(inputs.map((input) => [input.external_id, customerKey(input.customer)]));
+    const rows = await inStatement(db, (db) =>
+      repo.upsertCheckoutsWithCustomers(db, {
+        storeId: store.id,
+        writes: customers,
+        checkouts,
+        customerKeys: checkouts.map((checkout) => customerOf.get(checkout.external_id) ?? ""),
+        backfill: options.backfill,
+        recoveryDelaySeconds: store.recoveryDelaySeconds,
+      }),
+    );
+    const written = new Map(rows.map((row) => [row.external_id, row]));
+    return inputs.map((input) => {
+      const row = written.get(input.external_id);
+      if (!row) throw new Error("a checkout was not written");
+      return { checkout: toCheckout(row), created: row.inserted, stale: false };
+    });
+  }
   return inTransaction(db, async (trx) => {
     // A record older than the stored one is not applied: nothing of it is written, its customer included.
     const older = await olderThanStored(trx, "checkouts", store.id, inputs);

@@ -3,7 +3,7 @@ import { arrayColumns, carriedColumns, freshOrFail, linkedByKey, mergedColumns, 
 import { cancelRecoveriesForOrderRows, cancelRecoveriesForOrdersWithCustomers, cancelRecoveriesForWrittenOrders } from "../../automations/flows/checkout-recovery.js";
 import { contactSyncJobRows } from "../../automations/flows/contact-sync.js";
 import { postPurchaseJobRows } from "../../automations/flows/post-purchase.js";
-import { insertJobRows } from "../../automations/jobs.repository.js";
+import { insertJobRows, MOST_ORDERS_BY_ID } from "../../automations/jobs.repository.js";
 import { fieldsOf, withCustomers, type CustomersToWrite } from "../customers/customer.repository.js";
 import { onlyRow, statement } from "../../db/statement.js";
 import type { Executor, OrderTable } from "../../db/types.js";
@@ -64,7 +64,8 @@ export function upsertOrders(db: Executor, push: OrdersToWrite) {
 }
 
 const upsertOrdersStatement = statement(
-  ({ orders }: OrdersToWrite) => carriedColumns(orders).join(),
+  // How its recovery cancellation is planned depends on how many orders it writes.
+  ({ orders }: OrdersToWrite) => `${carriedColumns(orders).join()}|${orders.length > MOST_ORDERS_BY_ID}`,
   (db, value, { orders }) => {
     const columns = ["external_id", ...carriedColumns(orders)] as (keyof OrderValues)[];
     const storeId = value((args) => args.storeId);
@@ -83,7 +84,7 @@ const upsertOrdersStatement = statement(
           .returning(WRITTEN_ORDER)
           .returning(wasInserted.as("inserted")),
       )
-      .with("cancelled", (qc) => cancelRecoveriesForWrittenOrders(overTables(qc)))
+      .with("cancelled", (qc) => cancelRecoveriesForWrittenOrders(overTables(qc), orders.length))
       .with("jobs", (qc) => insertJobRows(overTables(qc), [postPurchaseJobRows({ id: storeId }, { backfill: value((args) => args.backfill) })]))
       .selectFrom("ord")
       .select([...WRITTEN_ORDER, "inserted"]);
@@ -107,7 +108,7 @@ export function upsertOrdersWithCustomers(db: Executor, push: OrdersWithCustomer
 }
 
 const upsertOrdersWithCustomersStatement = statement(
-  ({ writes, orders }: OrdersWithCustomers) => `${fieldsOf(writes).join()}|${carriedColumns(orders).join()}`,
+  ({ writes, orders }: OrdersWithCustomers) => `${fieldsOf(writes).join()}|${carriedColumns(orders).join()}|${orders.length > MOST_ORDERS_BY_ID}`,
   (db, value, { writes, orders }) => {
     const columns = ["external_id", ...carriedColumns(orders)] as (keyof OrdersWithCustomers["orders"][number])[];
     const store = { id: value((args) => args.storeId) };
@@ -128,7 +129,7 @@ const upsertOrdersWithCustomersStatement = statement(
           .returning(WRITTEN_ORDER)
           .returning(wasInserted.as("inserted")),
       )
-      .with("cancelled", (qc) => cancelRecoveriesForOrdersWithCustomers(overTables(qc)))
+      .with("cancelled", (qc) => cancelRecoveriesForOrdersWithCustomers(overTables(qc), orders.length))
       .with("jobs", (qc) => insertJobRows(overTables(qc), [contactSyncJobRows(store, options), postPurchaseJobRows(store, options)]))
       .selectFrom("ord")
       .select([...WRITTEN_ORDER, "inserted"]);
