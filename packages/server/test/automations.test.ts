@@ -1019,7 +1019,7 @@ async function withOneStore(check: (db: Db, storeId: number) => Promise<void>): 
 }
 
 describe("cancelling a checkout's recoveries", () => {
-  it("looks them up by the checkouts, a checkout's push's or an order's, even in a plan made once for every run (a prepared statement's), with thousands pending", async () => {
+  it("looks them up by the checkouts, a checkout's push's or an order's, in a plan made once for every run (a prepared statement's), with thousands pending or a few", async () => {
     await withOneStore(async (db, storeId) => {
       // One customer, 3,000 abandoned checkouts, each with its recovery pending.
       await sql`
@@ -1050,13 +1050,25 @@ describe("cancelling a checkout's recoveries", () => {
       };
       const literal = (value: unknown) => (typeof value === "number" ? String(value) : `'${String(value).replace(/'/g, "''")}'`);
       await sql`set plan_cache_mode = force_generic_plan`.execute(db);
-      for (const [name, { sql: text, parameters }] of Object.entries(statements)) {
-        await db.executeQuery(CompiledQuery.raw(`prepare cancelling_${name} as ${text}`));
-        const explained = await db.executeQuery<{ "QUERY PLAN": unknown }>(CompiledQuery.raw(`explain (format json) execute cancelling_${name}(${parameters.map(literal).join(", ")})`));
-        const plan = JSON.stringify(explained.rows[0]?.["QUERY PLAN"]);
-        // The recoveries of the checkouts, by their ids: never every recovery read and filtered.
-        expect({ name, plan }).toMatchObject({ name, plan: expect.stringMatching(/"Index Name":"automation_jobs_recovery_idx"[^}]*"Index Cond":"\(record_id = ANY/) });
-      }
+      const plans = async (moment: string) => {
+        for (const [name, { sql: text, parameters }] of Object.entries(statements)) {
+          await db.executeQuery(CompiledQuery.raw(`prepare cancelling_${name} as ${text}`));
+          const explained = await db.executeQuery<{ "QUERY PLAN": unknown }>(CompiledQuery.raw(`explain (format json) execute cancelling_${name}(${parameters.map(literal).join(", ")})`));
+          await db.executeQuery(CompiledQuery.raw(`deallocate cancelling_${name}`));
+          const plan = JSON.stringify(explained.rows[0]?.["QUERY PLAN"]);
+          // The recoveries of the checkouts, by their ids: never every recovery read and filtered, nor every job due.
+          expect({ moment, name, plan }).toMatchObject({ moment, name, plan: expect.stringMatching(/"Index Name":"automation_jobs_recovery_idx"[^}]*"Index Cond":"\(record_id = ANY/) });
+          expect({ moment, name, plan }).toMatchObject({ moment, name, plan: expect.not.stringContaining("automation_jobs_due_idx") });
+        }
+      };
+      await plans("thousands pending, no statistics");
+      // Statistics of a worker that keeps up: every job but a few ended, 20,000 more ended jobs.
+      await sql`update automation_jobs set status = 'succeeded', finished_at = now() where store_id = ${storeId} and record_id % 1000 <> 0`.execute(db);
+      await sql`
+        insert into automation_jobs (store_id, flow, dedupe_key, record_type, record_id, record_external_id, status, finished_at)
+        select ${storeId}::bigint, 'post_purchase', 'done:' || g, 'order', g, 'order-' || g, 'succeeded', now() from generate_series(1, 20000) as g`.execute(db);
+      await sql`analyze`.execute(db);
+      await plans("a few pending, analyzed");
     });
   });
 });
