@@ -205,7 +205,8 @@ describe("checkout recovery", () => {
 
   it("is cancelled by the customer's order that changes its phone, pushed alone or in a batch with other orders", async () => {
     // A batch whose customers carry one set of fields is one statement; two sets, one statement each.
-    for (const how of ["alone", "in a batch", "in a batch of two sets of customer fields"]) {
+    // Up to 50 orders, the checkouts are gathered by order; a larger batch groups its orders by contact.
+    for (const how of ["alone", "in a batch", "in a batch of two sets of customer fields", "in a batch of 60", "in a batch of 60 of two sets of customer fields"]) {
       const account = uid("acct");
       const body = checkout(newPhone(), { customer: { external_id: account, phone: newPhone() } });
       await push("checkouts", body, delayed);
@@ -216,7 +217,12 @@ describe("checkout recovery", () => {
       const other = order(newPhone());
       if (how === "alone") expect((await push("orders", ordered, delayed)).status).toBe(201);
       else if (how === "in a batch") expect((await push("orders/batch", { items: [other, ordered] }, delayed)).status).toBe(200);
-      else expect((await push("orders/batch", { items: [{ ...other, customer: { ...other.customer, last_name: "Other" } }, ordered] }, delayed)).status).toBe(200);
+      else if (how === "in a batch of 60") expect((await push("orders/batch", { items: [...Array.from({ length: 59 }, () => order(newPhone())), ordered] }, delayed)).status).toBe(200);
+      else if (how === "in a batch of 60 of two sets of customer fields") {
+        const others = Array.from({ length: 59 }, () => order(newPhone()));
+        const items = [...others.map((o) => ({ ...o, customer: { ...o.customer, last_name: "Other" } })), ordered];
+        expect((await push("orders/batch", { items }, delayed)).status).toBe(200);
+      } else expect((await push("orders/batch", { items: [{ ...other, customer: { ...other.customer, last_name: "Other" } }, ordered] }, delayed)).status).toBe(200);
       expect({ how, job: (await jobsFor("checkout_recovery", body.external_id))[0] }).toMatchObject({ how, job: { status: "cancelled", last_error: "the customer placed an order after abandoning the checkout" } });
     }
   });
