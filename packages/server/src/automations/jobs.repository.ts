@@ -96,25 +96,12 @@ export function cancelPendingRecoveries<DB extends Database>(qc: QueryCreator<DB
 }
 
 /**
- * The most orders a statement writes for which their cancellation gathers
- * the checkouts' ids first (`cancelPendingRecoveries`): pushes, alone or
- * written together. Past it (batches), the checkouts every order's contact
- * reaches are joined instead (`cancelPendingRecoveriesJoined`).
+ * The most orders a statement writes for which their recovery cancellation
+ * goes from each order to its contact's checkouts (index lookups): pushes,
+ * alone or written together. Past it (batches), the orders are grouped by
+ * contact first (see `cancelRecoveriesForWrittenOrders`).
  */
 export const MOST_ORDERS_BY_ID = 50;
-
-/**
- * The same for a statement that writes many orders (a batch), whose subquery
- * can reach every checkout of every customer of every order's contact:
- * joined, not gathered first, so that the plan may start from the recoveries
- * pending instead. Gathered first, a batch of 1,000 orders took 0.24 ms of the
- * database's CPU a record instead of 0.09 in the benchmark, whose contacts
- * have many customers and checkouts; joined, its cost grows with the
- * recoveries pending, once a batch.
- */
-export function cancelPendingRecoveriesJoined<DB extends Database>(qc: QueryCreator<DB>, checkoutIds: RawBuilder<number>, reason: string | RawBuilder<string>) {
-  return cancelUnheld(qc as unknown as QueryCreator<Database>, (jobs) => recoveries(jobs).where("record_id", "in", checkoutIds), reason);
-}
 
 /**
  * Locks the customer's jobs until the transaction ends, waiting for a worker
