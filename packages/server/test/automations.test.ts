@@ -1037,6 +1037,13 @@ describe("cancelling a checkout's recoveries", () => {
         insert into automation_jobs (store_id, flow, dedupe_key, record_type, record_id, record_external_id, customer_id, payload, run_at)
         select ${storeId}::bigint, 'checkout_recovery', 'checkout_recovery:' || id || ':1', 'checkout', id, external_id, customer_id, '{"abandonment":1}', now() + interval '1 hour'
         from chk`.execute(db);
+      const ordersWritten = (orders: number) =>
+        db
+          .with("ord", (qc) => qc.selectFrom("customers").select(["id as customer_id", sql<Date>`now()`.as("placed_at")]).where("store_id", "=", storeId).where("external_id", "=", "buyer"))
+          .with("cancelled", (qc) => cancelRecoveriesForWrittenOrders(qc, orders))
+          .selectFrom("ord")
+          .selectAll()
+          .compile();
       const statements = {
         // A checkout's push or PATCH: the checkout it wrote (CTE chk), whose recovery it cancels when it left abandoned.
         checkout: db
@@ -1054,30 +1061,8 @@ describe("cancelling a checkout's recoveries", () => {
           .selectAll()
           .compile(),
         // Orders written together (up to `MOST_ORDERS_BY_ID`) and a batch of more, whose customers an earlier statement wrote.
-        together: db
-          .with("ord", (qc) =>
-            qc
-              .selectFrom("customers")
-              .select(["id as customer_id", sql<Date>`now()`.as("placed_at")])
-              .where("store_id", "=", storeId)
-              .where("external_id", "=", "buyer"),
-          )
-          .with("cancelled", (qc) => cancelRecoveriesForWrittenOrders(qc, 2))
-          .selectFrom("ord")
-          .selectAll()
-          .compile(),
-        batch: db
-          .with("ord", (qc) =>
-            qc
-              .selectFrom("customers")
-              .select(["id as customer_id", sql<Date>`now()`.as("placed_at")])
-              .where("store_id", "=", storeId)
-              .where("external_id", "=", "buyer"),
-          )
-          .with("cancelled", (qc) => cancelRecoveriesForWrittenOrders(qc, MOST_ORDERS_BY_ID + 1))
-          .selectFrom("ord")
-          .selectAll()
-          .compile(),
+        together: ordersWritten(2),
+        batch: ordersWritten(MOST_ORDERS_BY_ID + 1),
       };
       const literal = (value: unknown) => (typeof value === "number" ? String(value) : `'${String(value).replace(/'/g, "''")}'`);
       await sql`set plan_cache_mode = force_generic_plan`.execute(db);

@@ -1,4 +1,4 @@
-import { sql, type QueryCreator } from "kysely";
+import { sql, type QueryCreator, type RawBuilder } from "kysely";
 import { z } from "zod";
 import type { CheckoutRow, Database, Executor } from "../../db/types.js";
 import { formatMoney } from "../../money.js";
@@ -100,35 +100,41 @@ export function cancelRecoveriesForOrderRows<DB extends Database>(qc: QueryCreat
  * The same cancellation for `orders` orders written by a statement (its `ord` CTE)
  * after their customers were, by an earlier one: each order's customer
  * as now stored, then the customers of its contact, then their checkouts
- * (index lookups, as `cancelRecoveriesForOrderRows`).
+ * (index lookups, as `cancelRecoveriesForOrderRows`), for up to
+ * `MOST_ORDERS_BY_ID` orders; a batch of more, `checkoutsOfBatch`.
  */
 export function cancelRecoveriesForWrittenOrders<DB extends Database>(qc: QueryCreator<DB>, orders: number) {
-  // A constant: written into the statement, which is built once.
-  if (orders <= MOST_ORDERS_BY_ID) {
-    return cancelPendingRecoveries(
-      qc,
-      sql<number>`(select c.id from ord
-        join customers as buyer on buyer.id = ord.customer_id
-        join customers as cu on cu.contact_id = buyer.contact_id
-        join checkouts as c on c.customer_id = cu.id
-        where c.abandoned_at < ord.placed_at)`,
-      sql.lit(ORDERED),
-    );
-  }
-  // A batch: a checkout is its customer's, and so its contact's, and is cancelled when an order of that contact was
-  // placed after it was abandoned. The orders are grouped by contact first (the latest of each), and the checkouts
-  // found once for the batch: order by order, the checkouts every order's contact reaches cost a batch of 1,000
-  // orders 0.24 ms of the database's CPU a record in the benchmark, and joined to the recoveries instead, a plan
-  // that started from 2,000 pending recoveries read 875,000 customers a batch.
-  return cancelPendingRecoveries(
-    qc,
-    sql<number>`(select c.id from checkouts as c
-      join customers as cc on cc.id = c.customer_id
-      join (select buyer.contact_id, max(ord.placed_at) as placed_at from ord join customers as buyer on buyer.id = ord.customer_id group by buyer.contact_id) as oc
-        on oc.contact_id = cc.contact_id
-      where c.abandoned_at < oc.placed_at)`,
-    sql.lit(ORDERED),
-  );
+  const byOrder = sql<number>`(select c.id from ord
+    join customers as buyer on buyer.id = ord.customer_id
+    join customers as cu on cu.contact_id = buyer.contact_id
+    join checkouts as c on c.customer_id = cu.id
+    where c.abandoned_at < ord.placed_at)`;
+  // The reason, a constant: written into the statement, which is built once.
+  return cancelPendingRecoveries(qc, orders <= MOST_ORDERS_BY_ID ? byOrder : checkoutsOfBatch(false), sql.lit(ORDERED));
+}
+
+/**
+ * The checkouts a batch's orders cancel the recoveries of: a checkout is its
+ * customer's, and so its contact's, and is cancelled when an order of that
+ * contact was placed after it was abandoned. The orders are grouped by
+ * contact first (the latest of each), and the checkouts found once for the
+ * batch: order by order, the checkouts every order's contact reaches cost a
+ * batch of 1,000 orders 0.24 ms of the database's CPU a record in the
+ * benchmark, and joined to the recoveries instead, a plan that started from
+ * 2,000 pending recoveries read 875,000 customers a batch. When the statement
+ * writes the customers (`withCustomers`: its `customer` CTE), a checkout's
+ * customer that it writes has the contact it writes.
+ */
+function checkoutsOfBatch(withCustomers: boolean): RawBuilder<number> {
+  const buyers = withCustomers ? sql`customer` : sql`customers`;
+  const written = withCustomers ? sql`left join customer as written on written.id = cc.id` : sql``;
+  const contact = withCustomers ? sql`coalesce(written.contact_id, cc.contact_id)` : sql`cc.contact_id`;
+  return sql<number>`(select c.id from checkouts as c
+    join customers as cc on cc.id = c.customer_id
+    ${written}
+    join (select buyer.contact_id, max(ord.placed_at) as placed_at from ord join ${buyers} as buyer on buyer.id = ord.customer_id group by buyer.contact_id) as oc
+      on oc.contact_id = ${contact}
+    where c.abandoned_at < oc.placed_at)`;
 }
 
 /**
@@ -136,37 +142,20 @@ export function cancelRecoveriesForWrittenOrders<DB extends Database>(qc: QueryC
  * customers (its `ord` and `customer` CTEs): the statement reads the stored
  * customers as they were before it, so the customers of an order's contact are
  * those stored with it that the statement did not write, and those it wrote
- * with it (as the same orders written after their customers find them).
+ * with it (as the same orders written after their customers find them). A
+ * batch of more than `MOST_ORDERS_BY_ID` orders: `checkoutsOfBatch`.
  */
 export function cancelRecoveriesForOrdersWithCustomers<DB extends Database>(qc: QueryCreator<DB>, orders: number) {
-  if (orders <= MOST_ORDERS_BY_ID) {
-    return cancelPendingRecoveries(
-      qc,
-      sql<number>`(select c.id from ord
-        join customer as buyer on buyer.id = ord.customer_id
-        join lateral (
-          select cu.id from customers as cu where cu.contact_id = buyer.contact_id and cu.id <> all(array(select id from customer))
-          union all
-          select written.id from customer as written where written.contact_id = buyer.contact_id
-        ) as cu on true
-        join checkouts as c on c.customer_id = cu.id
-        where c.abandoned_at < ord.placed_at)`,
-      // A constant: written into the statement, which is built once.
-      sql.lit(ORDERED),
-    );
-  }
-  // A batch, grouped by contact as `cancelRecoveriesForWrittenOrders`'s: a checkout's customer that the statement
-  // writes has the contact it writes (`written`), the others the one stored.
-  return cancelPendingRecoveries(
-    qc,
-    sql<number>`(select c.id from checkouts as c
-      join customers as cc on cc.id = c.customer_id
-      left join customer as written on written.id = cc.id
-      join (select buyer.contact_id, max(ord.placed_at) as placed_at from ord join customer as buyer on buyer.id = ord.customer_id group by buyer.contact_id) as oc
-        on oc.contact_id = coalesce(written.contact_id, cc.contact_id)
-      where c.abandoned_at < oc.placed_at)`,
-    sql.lit(ORDERED),
-  );
+  const byOrder = sql<number>`(select c.id from ord
+    join customer as buyer on buyer.id = ord.customer_id
+    join lateral (
+      select cu.id from customers as cu where cu.contact_id = buyer.contact_id and cu.id <> all(array(select id from customer))
+      union all
+      select written.id from customer as written where written.contact_id = buyer.contact_id
+    ) as cu on true
+    join checkouts as c on c.customer_id = cu.id
+    where c.abandoned_at < ord.placed_at)`;
+  return cancelPendingRecoveries(qc, orders <= MOST_ORDERS_BY_ID ? byOrder : checkoutsOfBatch(true), sql.lit(ORDERED));
 }
 
 /**
