@@ -9,7 +9,7 @@ import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
-import { customerKey, customerWrite, mergeEmbedded, uniqueTags, upsertEmbeddedCustomers } from "../customers/customer.service.js";
+import { customerWrite, embeddedInOneGroup, uniqueTags, upsertEmbeddedCustomers } from "../customers/customer.service.js";
 import { byShape, inOneGroup, inOneStatement, orStored, presentOnly, sharedOptionalColumns, type SharedOptionalColumns } from "../fields.js";
 import * as repo from "./checkout.repository.js";
 
@@ -103,18 +103,17 @@ export async function upsertCheckouts(
   inputs: readonly CheckoutInput[],
   options: TriggerOptions,
 ): Promise<Array<{ checkout: Checkout; created: boolean; stale: boolean }>> {
-  const customers = inOneGroup(byShape(mergeEmbedded(inputs.map((input) => input.customer)).map(customerWrite), (write) => write.fields, (write) => write.key.external_id), inputs);
   const checkouts = inOneGroup(byShape(inputs.map(checkoutFields), (write) => write, (write) => write.external_id), inputs);
+  const customers = checkouts && embeddedInOneGroup(inputs, checkouts);
   // Checkouts with no source time, and their customers, of one set of fields each: nothing to check before writing
   // them, so one statement writes them all, atomic by itself (no transaction to open and commit).
   if (customers && checkouts) {
-    const customerOf = new Map(inputs.map((input) => [input.external_id, customerKey(input.customer)]));
     const rows = await inStatement(db, (db) =>
       repo.upsertCheckoutsWithCustomers(db, {
         storeId: store.id,
-        writes: customers,
+        writes: customers.writes,
         checkouts,
-        customerKeys: checkouts.map((checkout) => customerOf.get(checkout.external_id) ?? ""),
+        customerKeys: customers.keys,
         backfill: options.backfill,
         recoveryDelaySeconds: store.recoveryDelaySeconds,
       }),

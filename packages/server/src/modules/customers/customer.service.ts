@@ -111,6 +111,22 @@ export function mergeEmbedded(customers: readonly CustomerInput[]): CustomerInpu
   return [...merged.values()];
 }
 
+/**
+ * The customers embedded in records that one statement writes with them, and
+ * each of `records`' customer key in their order (to link each record to its
+ * customer there); nothing when those customers are not of one set of fields
+ * or a record carries a source time (see `inOneGroup`).
+ */
+export function embeddedInOneGroup(
+  inputs: ReadonlyArray<{ external_id: string; customer: CustomerInput; source_updated_at?: string | undefined }>,
+  records: ReadonlyArray<{ external_id: string }>,
+): { writes: repo.CustomerWrite[]; keys: string[] } | undefined {
+  const writes = inOneGroup(byShape(mergeEmbedded(inputs.map((input) => input.customer)).map(customerWrite), (write) => write.fields, (write) => write.key.external_id), inputs);
+  if (!writes) return undefined;
+  const customerOf = new Map(inputs.map((input) => [input.external_id, customerKey(input.customer)]));
+  return { writes, keys: records.map((record) => customerOf.get(record.external_id) ?? "") };
+}
+
 /** The active customer, read back with its E.164 phone (404 `Customer not found` when absent or erased). */
 export async function getCustomer(db: Db, store: StoreContext, externalId: string): Promise<CustomerRecord> {
   const row = unstorableText(externalId) ? undefined : await repo.findActiveCustomer(db, store.id, externalId);

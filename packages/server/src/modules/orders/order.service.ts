@@ -8,7 +8,7 @@ import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
-import { customerKey, customerWrite, mergeEmbedded, uniqueTags, upsertEmbeddedCustomers } from "../customers/customer.service.js";
+import { customerWrite, embeddedInOneGroup, uniqueTags, upsertEmbeddedCustomers } from "../customers/customer.service.js";
 import { byShape, inOneGroup, inOneStatement, orStored, presentOnly, sharedOptionalColumns, type SharedOptionalColumns } from "../fields.js";
 import * as repo from "./order.repository.js";
 
@@ -102,14 +102,13 @@ export async function upsertOrders(
   inputs: readonly OrderInput[],
   options: TriggerOptions,
 ): Promise<Array<{ order: Order; created: boolean; stale: boolean }>> {
-  const customers = inOneGroup(byShape(mergeEmbedded(inputs.map((input) => input.customer)).map(customerWrite), (write) => write.fields, (write) => write.key.external_id), inputs);
   const orders = inOneGroup(byShape(inputs.map(orderFields), (write) => write, (write) => write.external_id), inputs);
+  const customers = orders && embeddedInOneGroup(inputs, orders);
   // Orders with no source time, and their customers, of one set of fields each: nothing to check before writing
   // them, so one statement writes them all, atomic by itself (no transaction to open and commit).
   if (customers && orders) {
-    const customerOf = new Map(inputs.map((input) => [input.external_id, customerKey(input.customer)]));
     const rows = await inStatement(db, (db) =>
-      repo.upsertOrdersWithCustomers(db, { storeId: store.id, writes: customers, orders, customerKeys: orders.map((order) => customerOf.get(order.external_id) ?? ""), backfill: options.backfill }),
+      repo.upsertOrdersWithCustomers(db, { storeId: store.id, writes: customers.writes, orders, customerKeys: customers.keys, backfill: options.backfill }),
     );
     const written = new Map(rows.map((row) => [row.external_id, row]));
     return inputs.map((input) => {
