@@ -84,9 +84,6 @@ function cancelUnheld(qc: QueryCreator<Database>, select: (jobs: PendingJobs) =>
  */
 const pendingByOtherIndexes = sql<boolean>`status not in ('running', 'succeeded', 'failed', 'cancelled')`;
 
-/** A checkout's recovery jobs, the flow named in the statement, not passed: a plan made once for every run then reads the index of recoveries. */
-const recoveries = (jobs: PendingJobs) => jobs.where("flow", "=", sql.lit("checkout_recovery")).where("record_type", "=", sql.lit("checkout"));
-
 /**
  * Cancels the pending recoveries of the checkouts `checkoutIds` selects (a
  * subquery, in parentheses), with `reason` (see `cancelUnheld`): a statement
@@ -102,18 +99,15 @@ export function cancelPendingRecoveries<DB extends Database>(qc: QueryCreator<DB
   // Any statement's CTEs, over the tables every statement has.
   return cancelUnheld(
     qc as unknown as QueryCreator<Database>,
-    (jobs) => recoveries(jobs).where("record_id", "=", sql<number>`any(array(select distinct ids.id from ${checkoutIds} as ids(id)))`),
+    // The flow named in the statement, not passed: a plan made once for every run then reads the index of recoveries.
+    (jobs) =>
+      jobs
+        .where("flow", "=", sql.lit("checkout_recovery"))
+        .where("record_type", "=", sql.lit("checkout"))
+        .where("record_id", "=", sql<number>`any(array(select distinct ids.id from ${checkoutIds} as ids(id)))`),
     reason,
   );
 }
-
-/**
- * The most orders a statement writes for which their recovery cancellation
- * goes from each order to its contact's checkouts (index lookups): pushes,
- * alone or written together. Past it (batches), the orders are grouped by
- * contact first (see `cancelRecoveriesForWrittenOrders`).
- */
-export const MOST_ORDERS_BY_ID = 50;
 
 /**
  * Locks the customer's jobs until the transaction ends, waiting for a worker

@@ -2,7 +2,7 @@ import { sql, type QueryCreator, type RawBuilder } from "kysely";
 import { z } from "zod";
 import type { CheckoutRow, Database, Executor } from "../../db/types.js";
 import { formatMoney } from "../../money.js";
-import { cancelPendingJobs, cancelPendingRecoveries, MOST_ORDERS_BY_ID, type NewJob } from "../jobs.repository.js";
+import { cancelPendingJobs, cancelPendingRecoveries, type NewJob } from "../jobs.repository.js";
 import { defineFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
 import { findCheckoutForRecovery, findCheckoutsForRecovery } from "./flow.repository.js";
 
@@ -95,6 +95,14 @@ export function cancelRecoveriesForOrderRows<DB extends Database>(qc: QueryCreat
     sql.lit(ORDERED),
   );
 }
+
+/**
+ * The most orders a statement writes for which their recovery cancellation
+ * goes from each order to its contact's checkouts (index lookups): pushes,
+ * alone or written together. Past it (batches), the orders are grouped by
+ * contact first (`checkoutsOfBatch`).
+ */
+export const MOST_ORDERS_BY_ID = 50;
 
 /**
  * The same cancellation for `orders` orders written by a statement (its `ord` CTE)

@@ -1,9 +1,9 @@
 import { sql, type Insertable, type Selectable } from "kysely";
 import { arrayColumns, carriedColumns, freshOrFail, linkedByKey, mergedColumns, notStale, notStaleFor, now, overTables, rowValues, unnestRows, wasInserted } from "../../db/sql.js";
-import { cancelRecoveriesForOrderRows, cancelRecoveriesForOrdersWithCustomers, cancelRecoveriesForWrittenOrders } from "../../automations/flows/checkout-recovery.js";
+import { cancelRecoveriesForOrderRows, cancelRecoveriesForOrdersWithCustomers, cancelRecoveriesForWrittenOrders, MOST_ORDERS_BY_ID } from "../../automations/flows/checkout-recovery.js";
 import { contactSyncJobRows } from "../../automations/flows/contact-sync.js";
 import { postPurchaseJobRows } from "../../automations/flows/post-purchase.js";
-import { insertJobRows, MOST_ORDERS_BY_ID } from "../../automations/jobs.repository.js";
+import { insertJobRows } from "../../automations/jobs.repository.js";
 import { fieldsOf, withCustomers, type CustomersToWrite } from "../customers/customer.repository.js";
 import { onlyRow, statement } from "../../db/statement.js";
 import type { Executor, OrderTable } from "../../db/types.js";
