@@ -1,5 +1,4 @@
-import type { RawBuilder } from "kysely";
-import { isStaleWriteError, textArray } from "../db/sql.js";
+import { isStaleWriteError } from "../db/sql.js";
 import { inStatement } from "../db/transaction.js";
 import type { Db } from "../db/types.js";
 import { uniqueTags } from "./customers/customer.service.js";
@@ -17,7 +16,8 @@ export type SharedOptional = {
 
 export type SharedOptionalColumns = {
   currency?: string | null;
-  tags?: RawBuilder<string[]>;
+  /** As a list: statements take it as a `text[]` parameter. */
+  tags?: string[];
   metadata?: string | null;
   line_items?: string | null;
 };
@@ -25,7 +25,7 @@ export type SharedOptionalColumns = {
 export function sharedOptionalColumns(input: SharedOptional): SharedOptionalColumns {
   const columns: SharedOptionalColumns = {};
   if (input.currency !== undefined) columns.currency = input.currency === null ? null : input.currency.toUpperCase();
-  if (input.tags !== undefined) columns.tags = textArray(uniqueTags(input.tags));
+  if (input.tags !== undefined) columns.tags = uniqueTags(input.tags);
   if (input.metadata !== undefined) columns.metadata = input.metadata === null ? null : JSON.stringify(input.metadata);
   if (input.line_items !== undefined) columns.line_items = input.line_items === null ? null : JSON.stringify(input.line_items);
   return columns;

@@ -9,8 +9,8 @@ import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
-import { customerWrite, embeddedInOneGroup, uniqueTags, upsertEmbeddedCustomers } from "../customers/customer.service.js";
-import { byShape, inOneGroup, inOneStatement, orStored, presentOnly, sharedOptionalColumns, type SharedOptionalColumns } from "../fields.js";
+import { customerWrite, embeddedInOneGroup, upsertEmbeddedCustomers } from "../customers/customer.service.js";
+import { byShape, inOneGroup, inOneStatement, orStored, presentOnly, sharedOptionalColumns } from "../fields.js";
 import * as repo from "./checkout.repository.js";
 
 /** The stored checkout, read back (404 `Checkout not found` when there is none). */
@@ -43,15 +43,12 @@ export function toCheckout(row: CheckoutRow): Checkout {
 
 /** What an upsert writes of a checkout (its tags as a list); absent fields are left out, so they keep their stored value. */
 function checkoutFields(input: CheckoutInput): Omit<repo.CheckoutValues, "customer_id"> {
-  // The tags go as a list, so they are not given to the shared columns (which would make them an array expression).
-  const fields: Omit<SharedOptionalColumns, "tags"> = sharedOptionalColumns({ currency: input.currency, metadata: input.metadata, line_items: input.line_items });
   return {
     external_id: input.external_id,
     abandoned_at: input.abandoned_at,
     total_price: toMoney(input.total_price),
     ...presentOnly({ recovery_url: input.recovery_url, source_updated_at: input.source_updated_at }),
-    ...fields,
-    ...(input.tags === undefined ? {} : { tags: uniqueTags(input.tags) }),
+    ...sharedOptionalColumns({ currency: input.currency, tags: input.tags, metadata: input.metadata, line_items: input.line_items }),
   };
 }
 
@@ -158,12 +155,9 @@ export async function updateCheckout(
   patch: CheckoutPatch,
   options: TriggerOptions,
 ): Promise<{ checkout: Checkout; stale: boolean }> {
-  // The tags go as a list, so they are not given to the shared columns (which would make them an array expression).
-  const metadata: Pick<SharedOptionalColumns, "metadata"> = sharedOptionalColumns({ metadata: patch.metadata });
   const changes: repo.CheckoutChanges = {
     ...presentOnly({ status: patch.status, recovery_url: patch.recovery_url, source_updated_at: patch.source_updated_at }),
-    ...metadata,
-    ...(patch.tags === undefined ? {} : { tags: uniqueTags(patch.tags) }),
+    ...sharedOptionalColumns({ tags: patch.tags, metadata: patch.metadata }),
   };
   // No stored checkout can have an id PostgreSQL cannot store.
   if (unstorableText(externalId)) throw new AppError("CHECKOUT_NOT_FOUND");

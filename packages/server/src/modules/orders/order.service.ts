@@ -8,8 +8,8 @@ import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
-import { customerWrite, embeddedInOneGroup, uniqueTags, upsertEmbeddedCustomers } from "../customers/customer.service.js";
-import { byShape, inOneGroup, inOneStatement, orStored, presentOnly, sharedOptionalColumns, type SharedOptionalColumns } from "../fields.js";
+import { customerWrite, embeddedInOneGroup, upsertEmbeddedCustomers } from "../customers/customer.service.js";
+import { byShape, inOneGroup, inOneStatement, orStored, presentOnly, sharedOptionalColumns } from "../fields.js";
 import * as repo from "./order.repository.js";
 
 
@@ -48,15 +48,12 @@ function orderValues(input: OrderInput, customerId: number): repo.OrderValues {
 
 /** The order's fields as an upsert writes them, its tags as a list. */
 function orderFields(input: OrderInput): Omit<repo.OrderValues, "customer_id"> {
-  // The tags go as a list, so they are not given to the shared columns (which would make them an array expression).
-  const fields: Omit<SharedOptionalColumns, "tags"> = sharedOptionalColumns({ currency: input.currency, metadata: input.metadata, line_items: input.line_items });
   return {
     external_id: input.external_id,
     placed_at: input.placed_at,
     total_price: toMoney(input.total_price),
     ...presentOnly({ financial_status: input.financial_status, fulfillment_status: input.fulfillment_status, source_updated_at: input.source_updated_at }),
-    ...fields,
-    ...(input.tags === undefined ? {} : { tags: uniqueTags(input.tags) }),
+    ...sharedOptionalColumns({ currency: input.currency, tags: input.tags, metadata: input.metadata, line_items: input.line_items }),
   };
 }
 
@@ -141,12 +138,9 @@ export async function upsertOrders(
 
 /** PATCH changes no field any automation reads, so it triggers nothing. */
 export async function updateOrder(db: Db, store: StoreContext, externalId: string, patch: OrderPatch): Promise<{ order: Order; stale: boolean }> {
-  // The tags go as a list, so they are not given to the shared columns (which would make them an array expression).
-  const metadata: Pick<SharedOptionalColumns, "metadata"> = sharedOptionalColumns({ metadata: patch.metadata });
   const changes: repo.OrderChanges = {
     ...presentOnly({ financial_status: patch.financial_status, fulfillment_status: patch.fulfillment_status, source_updated_at: patch.source_updated_at }),
-    ...metadata,
-    ...(patch.tags === undefined ? {} : { tags: uniqueTags(patch.tags) }),
+    ...sharedOptionalColumns({ tags: patch.tags, metadata: patch.metadata }),
   };
   // No stored order can have an id PostgreSQL cannot store.
   if (unstorableText(externalId)) throw new AppError("ORDER_NOT_FOUND");
