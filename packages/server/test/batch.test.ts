@@ -271,8 +271,8 @@ describe("batch endpoints", () => {
     const at = (path: string) => `/api/v1/stores/${tenant.store.id}${path}`;
     const checkout = (id: string, phone: string) => ({ external_id: id, abandoned_at: "2026-11-22T09:00:00Z", total_price: 30, customer: { phone, first_name: "Ada" } });
     const [fresh, sameBuyer, reopened, completed, expired] = [uid("k"), uid("k"), uid("k"), uid("k"), uid("k")];
-    for (const [id, phone] of [[reopened, "+14155550181"], [completed, "+14155550182"], [expired, "+14155550183"]]) {
-      expect((await server.request("POST", at("/checkouts"), { key: tenant.key, body: checkout(id ?? "", phone ?? "") })).status).toBe(201);
+    for (const [id, phone] of [[reopened, "+14155550181"], [completed, "+14155550182"], [expired, "+14155550183"]] as const) {
+      expect((await server.request("POST", at("/checkouts"), { key: tenant.key, body: checkout(id, phone) })).status).toBe(201);
     }
     await server.request("PATCH", at(`/checkouts/${reopened}`), { key: tenant.key, body: { status: "active" } });
     // Left their abandonment while their recoveries stayed pending (a worker held them when they left).
