@@ -4,6 +4,8 @@
 //   limiter on, raised so high it refuses nothing), on a fresh PostgreSQL database (DATABASE_URL,
 //   else the local server) and then on a fresh embedded one.
 // - The load comes from another process (load.mjs): autocannon as fast as answered, or an offered rate paced evenly.
+// - The mixed load runs twice: on the bench store (recoveries at once), and on a store with the default recovery
+//   delay and 2,000 recoveries pending, which every order of their buyers must find and cancel.
 // - References: (a) bare-server.mjs, express 5 + pg checking the key and upserting one order row;
 //   (b) the database alone, no HTTP: the push's own statements (push-sql.ts: the service's order code
 //   called from a loop, single pushes and batches of 1,000), and the bare route's key lookup and upsert
@@ -23,6 +25,8 @@ const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 /** The connections of the order push's scenario with many at once. */
 const MANY = connections * 4;
+/** The abandoned checkouts whose recoveries are pending when the mixed load starts on the store with the default delay. */
+const PENDING = 2000;
 const here = import.meta.dirname;
 const repo = path.resolve(here, "../../..");
 const admin = "bench-admin-token-0123456789abcdef";
@@ -47,8 +51,15 @@ async function waitFor(url) {
   throw new Error(`nothing answered at ${url}`);
 }
 
-/** The service as its own process, in its default configuration. */
-async function startService(env) {
+/** The load's phone numbers (load.mjs). */
+const phone = (i) => `+1202555${String(1000 + (i % 9000)).slice(-4)}`;
+
+/**
+ * The service as its own process, in its default configuration. With `pendingRecoveries`, a second store
+ * keeps the default recovery delay (an hour) and starts with that many abandoned checkouts whose recoveries
+ * are pending, as a shop's are: each order of their buyers, and each change of their checkouts, cancels theirs.
+ */
+async function startService(env, { pendingRecoveries = 0 } = {}) {
   const port = await freePort();
   // As `pnpm start` runs it (a young generation of 4 MB semi-spaces; the service sets how its old generation grows);
   // BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=prof" profiles the service.
@@ -69,9 +80,21 @@ async function startService(env) {
   const store = await call("POST", "/admin/v1/stores", { team_id: team.id, name: "bench", country: "US", recovery_delay_seconds: 0 });
   const { key } = await call("POST", "/admin/v1/keys", { team_id: team.id, name: "bench" });
   // 500 orders to update, patch and ship to, stored as history (nothing triggered).
-  const seed = Array.from({ length: 500 }, (_, i) => ({ external_id: `seed-${i}`, placed_at: "2026-11-01T10:00:00Z", total_price: 10, customer: { phone: `+1202555${String(1000 + i).slice(-4)}` } }));
+  const seed = Array.from({ length: 500 }, (_, i) => ({ external_id: `seed-${i}`, placed_at: "2026-11-01T10:00:00Z", total_price: 10, customer: { phone: phone(i) } }));
   await call("POST", `/api/v1/stores/${store.id}/orders/batch`, { items: seed }, key, { "X-Backfill": "true" });
-  return { child, url, key, storeId: store.id };
+  if (!pendingRecoveries) return { child, url, key, storeId: store.id };
+  const delayed = await call("POST", "/admin/v1/stores", { team_id: team.id, name: "bench, recoveries an hour away", country: "US" });
+  await call("POST", `/api/v1/stores/${delayed.id}/orders/batch`, { items: seed }, key, { "X-Backfill": "true" });
+  for (let from = 0; from < pendingRecoveries; from += 1000) {
+    const items = Array.from({ length: Math.min(1000, pendingRecoveries - from) }, (_, i) => ({
+      external_id: `pending-${from + i}`,
+      abandoned_at: "2026-11-22T09:00:00Z",
+      total_price: 42,
+      customer: { phone: phone(from + i) },
+    }));
+    await call("POST", `/api/v1/stores/${delayed.id}/checkouts/batch`, { items }, key);
+  }
+  return { child, url, key, storeId: store.id, delayedStoreId: delayed.id };
 }
 
 const stop = async (child) => {
@@ -301,7 +324,7 @@ async function bareRoute(service, moreConnections) {
 }
 
 try {
-  const service = await startService({ DATABASE_URL: benchUrl.toString() });
+  const service = await startService({ DATABASE_URL: benchUrl.toString() }, { pendingRecoveries: PENDING });
   const target = { ...service, service: true };
   // The machine's speed drifts over a run: the bare route is measured before the service's
   // scenarios (the service idle) and after them, and the ratios are to the mean of the two.
@@ -320,6 +343,8 @@ try {
   record("PATCH order", await load(target, "patch"));
   record("shipment push", await load(target, "shipment"));
   record("mixed shop load", await load(target, "mixed"));
+  // The same on the store whose recoveries wait an hour: its pending ones grow as the load abandons checkouts.
+  record(`mixed shop load, ${PENDING.toLocaleString("en-US")} recoveries pending`, await load(target, "mixed", { storeId: service.delayedStoreId }));
   // Enough batches that the run's own start and end do not dominate the rate.
   const b100 = await load(target, "batch", { batch: 100, connections: 4, amount: 80 });
   record("batch of 100 orders", b100, { recordsPerSecond: b100.rps * 100 });
