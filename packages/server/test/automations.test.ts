@@ -1113,4 +1113,46 @@ describe("taking due jobs", () => {
       expect(taken.map((job) => Number(job.record_id))).toEqual(Array.from({ length: 250 }, (_, i) => i + 1));
     });
   });
+
+  it("reads no further than the jobs whose time has come: thousands of recoveries an hour away are not read at each claim, whatever the statistics, in a plan made for every run too", async () => {
+    await withOneStore(async (db, storeId) => {
+      // An hour of abandoned checkouts waiting for the store's recovery delay, and ten jobs due.
+      await sql`
+        insert into automation_jobs (store_id, flow, dedupe_key, record_type, record_id, record_external_id, run_at)
+        select ${storeId}::bigint, 'checkout_recovery', 'waiting:' || g, 'checkout', g, 'checkout-' || g, now() + make_interval(secs => 3600 - g % 600)
+        from generate_series(1, 5000) as g`.execute(db);
+      await sql`
+        insert into automation_jobs (store_id, flow, dedupe_key, record_type, record_id, record_external_id, run_at)
+        select ${storeId}::bigint, 'post_purchase', 'due:' || g, 'order', g, 'order-' || g, now() - make_interval(secs => 100 - g)
+        from generate_series(1, 10) as g`.execute(db);
+      const { sql: text, parameters } = dueJobsToLock(db, 250).compile();
+      type Node = { "Index Name"?: string; "Index Cond"?: string; "Shared Hit Blocks": number; "Shared Read Blocks": number; Plans?: Node[] };
+      const nodes = (node: Node): Node[] => [node, ...(node.Plans ?? []).flatMap(nodes)];
+      const read = async (session: Db, moment: string, explain: string, parameters: readonly unknown[] = []) => {
+        const explained = await session.executeQuery<{ "QUERY PLAN": [{ Plan: Node }] }>(CompiledQuery.raw(`explain (analyze, buffers, format json) ${explain}`, [...parameters]));
+        const top = explained.rows[0]?.["QUERY PLAN"][0].Plan;
+        const index = top && nodes(top).find((node) => node["Index Name"] === "automation_jobs_due_idx");
+        const pages = top ? top["Shared Hit Blocks"] + top["Shared Read Blocks"] : Infinity;
+        // The index of due jobs, read up to now: a few pages of it and of the jobs, never the 5,000 waiting ones.
+        expect({ moment, cond: index?.["Index Cond"], pages, few: pages <= 40 }).toMatchObject({ moment, cond: expect.stringContaining("run_at <= now()"), few: true });
+      };
+      const literal = (value: unknown) => (typeof value === "number" ? String(value) : `'${String(value).replace(/'/g, "''")}'`);
+      // One session: a prepared statement, and how it is planned, are its own.
+      const moments = (moment: string) =>
+        db.connection().execute(async (session) => {
+          await read(session, `${moment}, planned for its values`, text, parameters);
+          await sql`set plan_cache_mode = force_generic_plan`.execute(session);
+          await session.executeQuery(CompiledQuery.raw(`prepare due_jobs as ${text}`));
+          await read(session, `${moment}, planned once for every run`, `execute due_jobs(${parameters.map(literal).join(", ")})`);
+          await session.executeQuery(CompiledQuery.raw("deallocate due_jobs"));
+          await sql`reset plan_cache_mode`.execute(session);
+        });
+      await moments("no statistics");
+      await sql`analyze`.execute(db);
+      await moments("analyzed");
+      // And a claim takes the ten due, first due first.
+      const taken = await db.transaction().execute((trx) => lockDueJobs(trx, 250));
+      expect(taken.map((job) => Number(job.record_id))).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
+    });
+  });
 });

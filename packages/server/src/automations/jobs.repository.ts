@@ -150,16 +150,18 @@ export async function cancelPendingJobs(db: Executor, filter: JobFilter, reason:
  * then can a plan made once for every run (a prepared statement's generic
  * plan) prove it may read the index of due jobs, whose rows are those of
  * these statuses, in their order, instead of scanning and sorting every job.
+ *
+ * Every due job's time has come, the running ones' too (a job is claimed once
+ * due, and its `run_at` stays while it runs): said first, on its own, it is
+ * where the read of that index stops. Within the `or`, a plan read the index to
+ * its end at every claim, through every job still waiting for its time: with a
+ * store's default recovery delay, an hour of abandoned checkouts.
  */
 function dueJobs(db: Executor, limit: number) {
   return db
     .selectFrom("automation_jobs")
-    .where((eb) =>
-      eb.or([
-        eb.and([eb("status", "=", sql.lit("pending")), eb("run_at", "<=", now())]),
-        eb.and([eb("status", "=", sql.lit("running")), eb("locked_until", "<", now())]),
-      ]),
-    )
+    .where("run_at", "<=", now())
+    .where((eb) => eb.or([eb("status", "=", sql.lit("pending")), eb.and([eb("status", "=", sql.lit("running")), eb("locked_until", "<", now())])]))
     // A filter (`not in` a hashed list of paused stores), not a join: as an anti-join, its estimate collapses to one row
     // when every job's store is unpaused and few (one shop: the containment of the stores' statistics), and the plan then
     // sorts every due job to take the first few, at each claim.
