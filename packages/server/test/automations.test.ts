@@ -12,6 +12,7 @@ import { recordingProvider, webhookProvider, type MessagingProvider } from "../s
 import { runDueJobs, runJob } from "../src/automations/worker.js";
 import { retries } from "../src/db/index.js";
 import type { Db } from "../src/db/types.js";
+import { failedInLastHour } from "../src/http/metrics.js";
 import { ADMIN_TOKEN, createTestDatabase, FAST_WORKER, refuseInserts, startTestServer, testDb, type TestServer } from "./helpers.js";
 
 let server: TestServer;
@@ -1089,6 +1090,29 @@ describe("cancelling a checkout's recoveries", () => {
       await sql`update automation_jobs set status = 'succeeded', finished_at = now() where store_id = ${storeId} and status = 'pending'`.execute(db);
       await sql`analyze`.execute(db);
       await plans("none pending, analyzed");
+    });
+  });
+});
+
+describe("watching the queue", () => {
+  it("counts the last hour's failed automations from the index of failed jobs, not by reading every job ever written", async () => {
+    await withOneStore(async (db, storeId) => {
+      // 20,000 jobs that ended well, three that failed within the hour and two that failed before it.
+      await sql`
+        insert into automation_jobs (store_id, flow, dedupe_key, record_type, record_id, record_external_id, status, finished_at)
+        select ${storeId}::bigint, 'post_purchase', 'ended:' || g, 'order', g, 'order-' || g,
+          case when g <= 5 then 'failed' else 'succeeded' end, now() - case when g <= 2 then interval '2 hours' else interval '1 minute' end
+        from generate_series(1, 20000) as g`.execute(db);
+      const { sql: text } = failedInLastHour.compile(db);
+      for (const moment of ["no statistics", "analyzed"]) {
+        if (moment === "analyzed") await sql`analyze`.execute(db);
+        const explained = await db.executeQuery<{ "QUERY PLAN": [{ Plan: { "Shared Hit Blocks": number; "Shared Read Blocks": number } }] }>(CompiledQuery.raw(`explain (analyze, buffers, format json) ${text}`));
+        const top = explained.rows[0]?.["QUERY PLAN"][0].Plan;
+        const pages = top ? top["Shared Hit Blocks"] + top["Shared Read Blocks"] : Infinity;
+        const plan = JSON.stringify(explained.rows[0]?.["QUERY PLAN"]);
+        expect({ moment, index: plan.includes('"Index Name":"automation_jobs_failed_idx"'), pages, few: pages <= 20 }).toMatchObject({ moment, index: true, few: true });
+      }
+      expect((await failedInLastHour.execute(db)).rows).toEqual([{ flow: "post_purchase", n: 3 }]);
     });
   });
 });

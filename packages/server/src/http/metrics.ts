@@ -6,6 +6,10 @@ import { retries } from "../db/prepared.js";
 import type { Db } from "../db/types.js";
 import { gathered } from "../modules/gather.js";
 
+/** Automations that ended failed in the last hour, by flow: read from the index of failed jobs, never every job. */
+export const failedInLastHour = sql<{ flow: string; n: number }>`
+  select flow, count(*)::int as n from automation_jobs where status = 'failed' and finished_at > now() - interval '1 hour' group by flow`;
+
 /**
  * What an operator watches, in Prometheus' text format at /metrics (guarded by
  * the admin token): requests by route template and status with their latency,
@@ -39,8 +43,7 @@ export function createMetrics(db: Db, pool: pg.Pool | undefined, accessCache?: A
         const due = await sql<{ flow: string; n: number; age: number | null }>`
           select flow, count(*)::int as n, extract(epoch from now() - min(run_at))::float8 as age
           from automation_jobs where status in ('pending', 'running') and run_at <= now() group by flow`.execute(db);
-        const failures = await sql<{ flow: string; n: number }>`
-          select flow, count(*)::int as n from automation_jobs where status = 'failed' and finished_at > now() - interval '1 hour' group by flow`.execute(db);
+        const failures = await failedInLastHour.execute(db);
         backlog.reset();
         oldest.reset();
         failed.reset();
