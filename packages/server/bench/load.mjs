@@ -26,6 +26,8 @@ let n = 0;
 const next = {
   customer: () => ["POST", at("/customers"), { external_id: `${prefix}-${n}`, phone: phone(n), first_name: "Bench", lifetime_value: n++ }],
   "order-new": () => ["POST", at("/orders"), order(`${prefix}-${n}`, n++)],
+  // The same order with a negative total: refused (422) after its key, rate limit, store and body are checked, before any write.
+  "order-refused": () => ["POST", at("/orders"), { ...order(`${prefix}-${n}`, n++), total_price: -1 }],
   "order-repeat": () => ["POST", at("/orders"), order(`seed-${n % 500}`, n++ % 500)],
   patch: () => ["PATCH", at(`/orders/seed-${n++ % 500}`), { financial_status: n % 2 ? "paid" : "refunded", tags: ["bench", `t${n % 7}`] }],
   shipment: () => ["POST", at("/shipments"), { external_id: `${prefix}-${n}`, order_external_id: `seed-${n % 500}`, status: ["pending", "in_transit", "delivered"][n++ % 3], carrier: "UPS" }],
