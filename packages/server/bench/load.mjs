@@ -26,7 +26,7 @@ let n = 0;
 const next = {
   customer: () => ["POST", at("/customers"), { external_id: `${prefix}-${n}`, phone: phone(n), first_name: "Bench", lifetime_value: n++ }],
   "order-new": () => ["POST", at("/orders"), order(`${prefix}-${n}`, n++)],
-  // The same order with a negative total: refused (422) after its key, rate limit, store and body are checked, before any write.
+  // The same order with a negative total: refused (422) after its key, rate limit, store and body are checked; no record is stored.
   "order-refused": () => ["POST", at("/orders"), { ...order(`${prefix}-${n}`, n++), total_price: -1 }],
   "order-repeat": () => ["POST", at("/orders"), order(`seed-${n % 500}`, n++ % 500)],
   patch: () => ["PATCH", at(`/orders/seed-${n++ % 500}`), { financial_status: n % 2 ? "paid" : "refunded", tags: ["bench", `t${n % 7}`] }],

@@ -335,8 +335,9 @@ try {
   const orderNew = await load(target, "order-new");
   record("order push, new keys", orderNew);
   // What the service's own process spends on a push's way in and out (HTTP, routing, the key, the rate limit, the
-  // store, the body's validation, the answer, its log line), with no write and no automation: the floor under its pushes.
-  record("order push refused at validation (422, nothing written)", await load(target, "order-refused"));
+  // store, the body's validation, the answer, its log line and request-log row), with no record stored and no
+  // automation: the floor under its pushes.
+  record("order push refused at validation (422, nothing of it stored)", await load(target, "order-refused"));
   // A flash sale: four times the connections. Pushes that arrive together are written together, so the service's
   // rate grows with them; the bare route is measured the same way after the scenarios.
   record(`order push, new keys, ${MANY} connections`, await load(target, "order-new", { connections: MANY }));
