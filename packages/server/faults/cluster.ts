@@ -56,7 +56,8 @@ export function faultTestsUnavailable(ci: boolean): string | undefined {
   return reason;
 }
 
-export async function createCluster(port: number): Promise<Cluster> {
+/** `settings`: more server settings (`-c name=value`), for example what the server logs. */
+export async function createCluster(port: number, settings: Record<string, string> = {}): Promise<Cluster> {
   const bin = binDir();
   if (!bin) throw new Error("no PostgreSQL programs");
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "faults-pg-"));
@@ -66,7 +67,9 @@ export async function createCluster(port: number): Promise<Cluster> {
     asRoot ? run("/usr/sbin/runuser", ["-u", "postgres", "--", path.join(bin, program), ...args]) : run(path.join(bin, program), args);
   const data = path.join(dir, "data");
   await pg("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]);
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=60`;
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=60${Object.entries(settings)
+    .map(([name, value]) => ` -c ${name}=${value}`)
+    .join("")}`;
   const start = async () => void (await pg("pg_ctl", ["-D", data, "-o", options, "-l", path.join(dir, "log"), "-w", "start"]));
   await start();
 

@@ -6,6 +6,7 @@ import { AccessCache, startAccessSync } from "./auth/access-cache.js";
 import { AUTH_FAILURE_LIMIT, createLeasedRateLimiter, createRateLimiter } from "./auth/rate-limit.js";
 import { startRequestLog } from "./modules/requests/request-log.service.js";
 import { openDatabase, type DatabaseHandle } from "./db/index.js";
+import { configureRetries } from "./db/transaction.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { startUpkeep } from "./db/upkeep.js";
 import type { Env } from "./env.js";
@@ -28,6 +29,7 @@ function publicHost(host: string): string {
 }
 
 export async function startServer(env: Env, logger: Logger, print: (text: string) => void = console.log): Promise<RunningServer> {
+  configureRetries({ timeoutBudgetMs: env.requestDeadlineMs });
   const database = await openDatabase(
     env.databaseUrl
       ? { kind: "postgres", url: env.databaseUrl, poolSize: env.databasePoolSize, timeouts: env.databaseTimeouts }

@@ -60,16 +60,19 @@ type PendingJobs = SelectQueryBuilder<Database, "automation_jobs", { id: number 
  * Cancels the pending jobs `select` narrows down, with `reason`, but for those
  * a worker holds at this moment (it takes due jobs in the transaction that
  * runs them): those are left to their run, whose flow checks again, as a job
- * already running does. So a push or an erasure never waits for a worker's
- * transaction, nor deadlocks with it (the worker holds its jobs, then locks
- * contacts; a push holds its contact, then cancels).
+ * already running does. So a push or an erasure never waits for a job (the
+ * last in the lock order: a worker holds its jobs, then waits for contacts).
+ *
+ * Jobs are locked `for no key update`, never `for update`, here as by the
+ * worker: a foreign key to a job (a message's) takes a key-share lock, which
+ * then never waits for a job's holder.
  */
 function cancelUnheld(qc: QueryCreator<Database>, select: (jobs: PendingJobs) => PendingJobs, reason: string | RawBuilder<string>) {
   return qc
     .updateTable("automation_jobs")
     .set(cancelledBecause(reason))
     .where(pendingByOtherIndexes)
-    .where("id", "in", (eb) => select(eb.selectFrom("automation_jobs").select("id").where(pendingByOtherIndexes)).forUpdate().skipLocked());
+    .where("id", "in", (eb) => select(eb.selectFrom("automation_jobs").select("id").where(pendingByOtherIndexes)).forNoKeyUpdate().skipLocked());
 }
 
 /**
@@ -107,16 +110,6 @@ export function cancelPendingRecoveries<DB extends Database>(qc: QueryCreator<DB
         .where("record_id", "=", sql<number>`any(array(select distinct ids.id from ${checkoutIds} as ids(id)))`),
     reason,
   );
-}
-
-/**
- * Locks the customer's jobs until the transaction ends, waiting for a worker
- * that holds some of them to finish: an erasure takes them first, then the
- * contacts and the customer, the order a worker takes its jobs and then their
- * rows in (the other order would deadlock with it).
- */
-export async function lockJobsOfCustomer(trx: Trx, customerId: number): Promise<void> {
-  await trx.selectFrom("automation_jobs").select("id").where("customer_id", "=", customerId).orderBy("id").forUpdate().execute();
 }
 
 type JobFilter = { flow?: Flow; record_type?: RecordType; record_ids?: number[]; customer_id?: number };
@@ -187,7 +180,7 @@ function claimed(workerId: string, leaseSeconds: number) {
  * SKIP LOCKED lets any number of workers claim side by side, never the same job.
  */
 export async function claimJobs(db: Executor, workerId: string, leaseSeconds: number, limit: number): Promise<JobRow[]> {
-  const due = dueJobs(db, limit).select("id").forUpdate().skipLocked();
+  const due = dueJobs(db, limit).select("id").forNoKeyUpdate().skipLocked();
   return db.updateTable("automation_jobs").set(claimed(workerId, leaseSeconds)).where("id", "in", due).returningAll().execute();
 }
 
@@ -202,7 +195,7 @@ export function lockDueJobs(trx: Trx, limit: number): Promise<DueJob[]> {
 }
 
 /** `lockDueJobs`' query: what its statement runs, and what its plan is read from. */
-export const dueJobsToLock = (db: Executor, limit: number) => dueJobs(db, limit).select(DUE_JOB).forUpdate().skipLocked();
+export const dueJobsToLock = (db: Executor, limit: number) => dueJobs(db, limit).select(DUE_JOB).forNoKeyUpdate().skipLocked();
 
 /** `lockDueJobs`' statement, built once (see `statement`). */
 const lockDueJobsStatement = statement(
@@ -354,12 +347,23 @@ export async function redactCustomerMessages(db: Executor, customerId: number): 
     .set({ to_phone: null, content: JSON.stringify({ redacted: true }) })
     .where("customer_id", "=", customerId)
     .execute();
+  // Not the jobs a worker holds (a job is last in the lock order): their worker redacts them when it finds the erasure.
   await db
     .updateTable("automation_jobs")
-    .set({ record_external_id: "(erased)" })
-    .where("customer_id", "=", customerId)
-    .where("record_type", "=", "customer")
+    .set({ record_external_id: ERASED_ID })
+    .where("id", "in", (eb) =>
+      eb.selectFrom("automation_jobs").select("id").where("customer_id", "=", customerId).where("record_type", "=", "customer").forNoKeyUpdate().skipLocked(),
+    )
     .execute();
+}
+
+/** What an erased customer's jobs say instead of its key (a phone-keyed customer's key is its phone). */
+const ERASED_ID = "(erased)";
+
+/** Redacts these jobs, held by this transaction, of customers it found erased (see `redactCustomerMessages`). */
+export async function redactJobsOfErased(trx: Trx, jobIds: readonly number[]): Promise<void> {
+  if (jobIds.length === 0) return;
+  await trx.updateTable("automation_jobs").set({ record_external_id: ERASED_ID }).where("id", "=", anyId(jobIds)).where("record_type", "=", "customer").execute();
 }
 
 export type ActivityFilter = { flow?: Flow | undefined; status?: JobStatus | undefined };

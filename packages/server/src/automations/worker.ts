@@ -6,8 +6,9 @@ import type { Db, JobRow, Trx } from "../db/types.js";
 import { errorForLog, type Logger } from "../logger.js";
 import { formatTimestamp } from "../time.js";
 import { decide, decideMany } from "./flows/index.js";
+import { ERASED } from "./flows/flow.js";
 import { isCustomerErased } from "./flows/flow.repository.js";
-import { claimHeldJobs, claimJobs, completeDelivery, endHeldJobs, finishJob, lockDueJobs, recordMessage, recordMessages, setMessageStatus, type DueJob, type NewMessage } from "./jobs.repository.js";
+import { claimHeldJobs, claimJobs, completeDelivery, endHeldJobs, finishJob, lockDueJobs, recordMessage, recordMessages, redactJobsOfErased, setMessageStatus, type DueJob, type NewMessage } from "./jobs.repository.js";
 import type { MessagingProvider, OutboundMessage } from "./providers.js";
 
 export type WorkerOptions = {
@@ -81,6 +82,7 @@ export async function runJob(
       const decision = await decide(trx, job);
       if (!decision.send) {
         if (!(await finishJob(trx, job, workerId, { status: "cancelled", error: decision.reason }))) throw new LeaseLost();
+        if (decision.reason === ERASED) await redactJobsOfErased(trx, [job.id]);
         return { kind: "nothing" as const, reason: decision.reason };
       }
       const { recipient } = decision;
@@ -216,6 +218,7 @@ async function runTogether(trx: Trx, provider: MessagingProvider, workerId: stri
       : [],
   );
   const recorded = await recordMessages(trx, messages, "sent");
+  await redactJobsOfErased(trx, decided.flatMap(({ job, decision }) => (!decision.send && decision.reason === ERASED ? [job.id] : [])));
   await endHeldJobs(trx, decided.map(({ job, decision }) => ({ job, status: decision.send ? "succeeded" : "cancelled", error: decision.send ? null : decision.reason })), workerId);
   const outcomes = decided.map(({ job, decision }) => {
     const message = decision.send ? recorded.get(Number(job.id)) : undefined;

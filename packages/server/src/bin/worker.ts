@@ -1,6 +1,7 @@
 import { providerFromEnv, startWorker } from "../automations/index.js";
 import { openDatabase } from "../db/index.js";
 import { migrateToLatest } from "../db/migrate.js";
+import { configureRetries } from "../db/transaction.js";
 import { loadEnv } from "../env.js";
 import { createLogger } from "../logger.js";
 import { tuneHeap } from "./heap.js";
@@ -15,6 +16,7 @@ const logger = createLogger(env.logLevel, env.logFormat);
 if (!env.databaseUrl) {
   logger.warn("no DATABASE_URL: this worker opens the embedded database, which no server can share with it");
 }
+configureRetries({ timeoutBudgetMs: env.requestDeadlineMs });
 const database = await openDatabase(
   env.databaseUrl ? { kind: "postgres", url: env.databaseUrl, poolSize: env.worker.concurrency + 2, timeouts: env.databaseTimeouts } : { kind: "embedded", dataDir: env.dataDir },
 );

@@ -19,10 +19,10 @@ const worthPreparing = (text: string, parameters: number, prepared: number): boo
 /**
  * Statements and transactions this process ran again after PostgreSQL refused
  * them, by why (a deadlock, a serialization failure, a plan a migration made
- * stale): reported at /metrics. A steady count of deadlocks means two writers
+ * stale, a lock or statement timeout, a lock order conflict): reported at /metrics. A steady count of deadlocks means two writers
  * take the same rows in different orders.
  */
-export const retries = { deadlock: 0, serialization: 0, stale_plan: 0 };
+export const retries = { deadlock: 0, serialization: 0, stale_plan: 0, timeout: 0, lock_order: 0 };
 
 /**
  * Has PostgreSQL plan each statement the service repeats once per connection

@@ -62,7 +62,10 @@ export function linkedByKey(keys: unknown, cte: string): { trailing: ReadonlyArr
 
 /**
  * `select <leading>, <columns> from unnest($1::type[], $2::type[], ...)`: many
- * rows in one parameter per column, in the order given. The statement's text
+ * rows in one parameter per column, in the order of their key (`external_id`,
+ * or else the first column, a contact's phone): the lock order's, so that two
+ * statements writing some of the same rows lock them in the same order, never
+ * each waiting for the other (see `docs/architecture.md`). The statement's text
  * is the same for any number of rows, so PostgreSQL parses and plans it once
  * per connection, and its parameters are a dozen arrays, not one per value.
  * A `text[]` column travels as JSON (see `arrayParameter`).
@@ -84,8 +87,10 @@ export function unnestRows(
       : sql.ref(`r.${column.name}`),
   );
   const names = columns.map((column) => sql.id(column.name));
+  const key = columns.find((column) => column.name === "external_id") ?? columns[0];
+  const order = key ? sql`${sql.ref(`r.${key.name}`)}, r.ordinal` : sql`r.ordinal`;
   return sql<never>`select ${sql.join([...leading, ...picked, ...(more.trailing ?? [])])}
-    from unnest(${sql.join(arrays)}) with ordinality as r(${sql.join(names)}, ordinal) ${more.join ?? sql``} order by r.ordinal`;
+    from unnest(${sql.join(arrays)}) with ordinality as r(${sql.join(names)}, ordinal) ${more.join ?? sql``} order by ${order}`;
 }
 
 type SourcedTable = "customers" | "orders" | "checkouts" | "shipments";

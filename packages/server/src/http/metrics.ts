@@ -75,7 +75,7 @@ export function createMetrics(db: Db, pool: pg.Pool | undefined, accessCache?: A
 
   new Counter({
     name: "db_retries_total",
-    help: "Statements and transactions of this process run again after PostgreSQL refused them, by reason (deadlock, serialization, stale_plan)",
+    help: "Statements and transactions of this process run again after PostgreSQL refused them, by reason (deadlock, serialization, stale_plan, timeout, lock_order)",
     labelNames: ["reason"],
     registers: [registry],
     collect() {

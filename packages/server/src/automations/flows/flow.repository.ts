@@ -1,12 +1,40 @@
 import { sql } from "kysely";
 import { anyId } from "../../db/sql.js";
-import type { Executor, Trx } from "../../db/types.js";
+import type { Executor, RecordType, Trx } from "../../db/types.js";
 
 /**
- * What the flows read and write when they run. Each read holds the customer's
- * row (at least `for key share`), so an erasure waits for the job's transaction
- * to end, and then redacts its message, rather than slipping in between.
+ * What the flows read and write when they run. Before anything else, a run
+ * locks the contacts its messages would go to (`lockRecipientContacts`), the
+ * first rows of the lock order every writer follows; each read then holds the
+ * customer's row (at least `for key share`). So an erasure, which takes the
+ * contacts first too, waits for the job's transaction to end and then redacts
+ * its message, or the job finds the customer erased; nothing slips in between.
  */
+
+/**
+ * Locks the contacts of these records' customers as they are now, in phone
+ * order (`for no key update`: the lock a push's contact takes), and returns
+ * their ids. The first step of a flow's run, as a push's first step is its
+ * contacts: a worker then never holds a customer or a record while it waits
+ * for a contact. A record whose customer or phone changed between this read
+ * and the flow's own has a recipient whose contact is not among these: its
+ * job is not decided on that read (see `defineFlow`).
+ */
+export async function lockRecipientContacts(trx: Trx, jobs: ReadonlyArray<{ record_type: RecordType; record_id: number }>): Promise<Set<number>> {
+  if (jobs.length === 0) return new Set();
+  const of = (type: RecordType) => jobs.filter((job) => job.record_type === type).map((job) => job.record_id);
+  const { rows } = await sql<{ id: number }>`
+    select ct.id from contacts as ct
+    where ct.id = any(array(
+      select cu.contact_id from customers as cu where cu.id = any(array(
+        select o.customer_id from orders as o where o.id = ${anyId(of("order"))}
+        union all select c.customer_id from checkouts as c where c.id = ${anyId(of("checkout"))}
+        union all select o.customer_id from shipments as s join orders as o on o.id = s.order_id where s.id = ${anyId(of("shipment"))}
+        union all select unnest(${of("customer")}::bigint[])))))
+    order by ct.phone
+    for no key update`.execute(trx);
+  return new Set(rows.map((row) => Number(row.id)));
+}
 
 /** Columns of the joined customer (`cu`) every flow needs; erased customers are recognised by `deleted_at`. */
 const customerColumns = ["cu.id as customer_id", "cu.contact_id", "cu.phone", "cu.first_name", "cu.deleted_at"] as const;
@@ -87,14 +115,12 @@ export type ContactProfile = {
 
 /**
  * The messaging app's view of each contact, as a sync by its customer leaves
- * it; a contact synced twice ends with the later profile. The contacts are
- * locked in phone order first, the order every push takes them in.
+ * it; a contact synced twice ends with the later profile. The run holds the
+ * contacts already (see `lockRecipientContacts`).
  */
 export async function writeContactProfiles(trx: Trx, syncs: ReadonlyArray<{ contactId: number; customerId: number; profile: ContactProfile }>): Promise<void> {
   const last = new Map(syncs.map((sync) => [sync.contactId, sync]));
   if (last.size === 0) return;
-  // No key changes: a message or customer referring to a contact (a key-share lock) never waits for this.
-  await trx.selectFrom("contacts").select("id").where("id", "=", anyId([...last.keys()])).orderBy("phone").forNoKeyUpdate().execute();
   const profiles = [...last.values()];
   const column = <T>(pick: (sync: (typeof profiles)[number]) => T) => profiles.map(pick);
   // One statement of constant text for any number of contacts (each column an array; tags as JSON).

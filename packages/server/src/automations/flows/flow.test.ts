@@ -18,6 +18,6 @@ describe("flow definitions", () => {
   it("a payload that no longer matches its schema fails the job loudly instead of being read as something else", async () => {
     const job = { id: 1, flow: "checkout_recovery", record_id: 2, payload: { abandonment_number: 2 } } as unknown as JobRow;
     // The payload is checked before the handler touches the database.
-    await expect(checkoutRecovery.decide({} as Trx, job)).rejects.toThrow(/abandonment/);
+    await expect(checkoutRecovery.decide({} as Trx, job, new Set())).rejects.toThrow(/abandonment/);
   });
 });

@@ -1,6 +1,7 @@
 import type { Flow, FlowContent } from "@commerce-ingest/shared";
 import type { z } from "zod";
 import type { JobRow, RecordType, Trx } from "../../db/types.js";
+import { LockOrderConflict } from "../../db/transaction.js";
 import type { DueJob, NewJob } from "../jobs.repository.js";
 
 /** Whether a push is historical data: a backfill starts no flow. */
@@ -71,14 +72,20 @@ type Definition<F extends Flow, P extends z.ZodType, Row> = {
 export type FlowDefinition<F extends Flow = Flow, P extends z.ZodType = z.ZodType> = Pick<Definition<F, P, unknown>, "flow" | "recordType" | "payload"> & {
   /** The job for one occasion of this flow, its payload checked against the schema. */
   job(fields: JobFields, payload: z.input<P>): NewJob;
-  /** Decides a claimed job of this flow, alone in its transaction. */
-  decide(trx: Trx, job: JobRow): Promise<FlowDecision<F>>;
+  /**
+   * Decides a claimed job of this flow, alone in its transaction, which holds
+   * the contacts `contacts` (see `lockRecipientContacts`). A message whose
+   * contact is not among them (the record's customer changed since they were
+   * locked) throws a `LockOrderConflict`: the transaction runs again.
+   */
+  decide(trx: Trx, job: JobRow, contacts: ReadonlySet<number>): Promise<FlowDecision<F>>;
   /**
    * The same for many jobs of this flow at once, in a transaction that holds
-   * them: one decision per job, in order, or `undefined` for a job whose
-   * record a push held (see `loadWaiting`), left to run alone.
+   * them and the contacts `contacts`: one decision per job, in order, or
+   * `undefined` for a job left to run alone: its record a push held (see
+   * `loadWaiting`), or its message's contact is not among `contacts`.
    */
-  decideMany(trx: Trx, jobs: readonly DueJob[]): Promise<Array<FlowDecision<F> | undefined>>;
+  decideMany(trx: Trx, jobs: readonly DueJob[], contacts: ReadonlySet<number>): Promise<Array<FlowDecision<F> | undefined>>;
 };
 
 const sending = <F extends Flow>(decision: FlowDecision<F> | undefined): decision is Extract<FlowDecision<F>, { send: true }> => decision?.send === true;

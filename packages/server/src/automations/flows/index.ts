@@ -4,6 +4,7 @@ import type { DueJob } from "../jobs.repository.js";
 import { checkoutRecovery } from "./checkout-recovery.js";
 import { contactSync } from "./contact-sync.js";
 import type { FlowDecision, FlowDefinition } from "./flow.js";
+import { lockRecipientContacts } from "./flow.repository.js";
 import { postPurchase } from "./post-purchase.js";
 import { shippingNotification } from "./shipping-notification.js";
 
@@ -21,21 +22,25 @@ export const FLOW_DEFINITIONS: { [F in Flow]: FlowDefinition<F> } = {
   shipping_notification: shippingNotification,
 };
 
-/** Runs the handler of the job's flow. */
-export function decide(trx: Trx, job: JobRow): Promise<FlowDecision> {
-  return FLOW_DEFINITIONS[job.flow].decide(trx, job);
+/** Runs the handler of the job's flow, its recipient's contact locked first (see `lockRecipientContacts`). */
+export async function decide(trx: Trx, job: JobRow): Promise<FlowDecision> {
+  const contacts = await lockRecipientContacts(trx, [job]);
+  return FLOW_DEFINITIONS[job.flow].decide(trx, job, contacts);
 }
 
 /**
- * Decides many jobs in the transaction that holds them, each flow's records
+ * Decides many jobs in the transaction that holds them, their recipients'
+ * contacts locked first (see `lockRecipientContacts`), each flow's records
  * read in one statement: each job with its decision, but for jobs left to run
- * alone (their record was held by a push: see `loadWaiting`).
+ * alone (their record was held by a push, see `loadWaiting`; or their
+ * recipient changed since its contact was locked).
  */
 export async function decideMany<J extends DueJob>(trx: Trx, jobs: readonly J[]): Promise<Array<{ job: J; decision: FlowDecision }>> {
+  const contacts = await lockRecipientContacts(trx, jobs);
   const decided: Array<{ job: J; decision: FlowDecision }> = [];
   for (const flow of new Set(jobs.map((job) => job.flow))) {
     const ofFlow = jobs.filter((job) => job.flow === flow);
-    const decisions = await FLOW_DEFINITIONS[flow].decideMany(trx, ofFlow);
+    const decisions = await FLOW_DEFINITIONS[flow].decideMany(trx, ofFlow, contacts);
     if (decisions.length !== ofFlow.length) throw new Error(`${flow} jobs were not all decided`);
     ofFlow.forEach((job, index) => {
       const decision = decisions[index];

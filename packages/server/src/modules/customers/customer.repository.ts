@@ -3,7 +3,8 @@ import { onlyRow, statement, type ValueOf } from "../../db/statement.js";
 import type { Executor, Trx } from "../../db/types.js";
 import { arrayParameter, freshOrFail, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted } from "../../db/sql.js";
 import { contactSyncJobRows } from "../../automations/flows/contact-sync.js";
-import { insertJobRows, lockJobsOfCustomer } from "../../automations/jobs.repository.js";
+import { insertJobRows } from "../../automations/jobs.repository.js";
+import { LockOrderConflict } from "../../db/transaction.js";
 
 /** The fields an upsert writes; absent ones keep their stored value. */
 export type CustomerFields = {
@@ -106,7 +107,7 @@ export async function takeContacts(db: Executor, storeId: number, phones: readon
   const sorted = [...new Set(phones)].sort();
   if (sorted.length === 0) return;
   await sql`
-    insert into contacts (store_id, phone) select ${storeId}::bigint, phone from unnest(${sorted}::text[]) with ordinality as p(phone, n) order by n
+    insert into contacts (store_id, phone) select ${storeId}::bigint, phone from unnest(${sorted}::text[]) as p(phone) order by phone
     on conflict (store_id, phone) do update set synced_at = contacts.synced_at`.execute(db);
 }
 
@@ -130,7 +131,7 @@ export function withCustomers<A extends CustomersToWrite>(db: Executor, value: V
     names.map((name) => ({ name, type: customerTypes[name], parameter: value((args) => arrayParameter(customerTypes[name], args.writes.map((write) => pick(name, write)))) }));
   const keyColumns = ["external_id", "keyed_by_phone"] as const;
   const storeId = sql`${value((args) => args.storeId)}::bigint`;
-  // Contacts in phone order: two statements that share contacts lock them in the same order.
+  // Each phone once (rows are taken in phone order by `unnestRows`, the lock order).
   const phones = value((args) => [...new Set(args.writes.map((write) => write.fields.phone))].sort());
   return db
     .with("contact", (qb) =>
@@ -232,12 +233,25 @@ export function findActiveCustomer(db: Executor, storeId: number, externalId: st
   return db.selectFrom("customers").selectAll().where("store_id", "=", storeId).where("external_id", "=", externalId).where("deleted_at", "is", null).executeTakeFirst();
 }
 
+/** Every contact the customer has or ever had (an erasure clears each). */
+function contactsOf(db: Executor, customerId: number) {
+  return db
+    .selectFrom("contacts")
+    .select("id")
+    .where((eb) =>
+      eb.or([
+        eb("id", "in", eb.selectFrom("customer_contacts").select("contact_id").where("customer_id", "=", customerId)),
+        eb("id", "=", eb.selectFrom("customers").select("contact_id").where("id", "=", customerId)),
+      ]),
+    );
+}
+
 /**
- * Locks what an erasure changes in the order every push and every worker take
- * the same rows: the customer's automation jobs (see `lockJobsOfCustomer`),
- * the customer's contacts (by id), then the customer. The other order would
- * deadlock with a push for the same customer, which locks its contact first.
- * A contact linked while this waited is locked late (a rare deadlock, retried).
+ * Locks what an erasure changes in the lock order every writer follows: the
+ * customer's contacts (every phone it ever had) in phone order, then the
+ * customer; its jobs it never waits for (see `cancelUnheld`). A contact
+ * linked between the first read and the customer's lock fails the erasure
+ * with a `LockOrderConflict`, and it runs again.
  */
 async function lockForErasure(db: Trx, storeId: number, externalId: string) {
   const found = await db
@@ -248,23 +262,12 @@ async function lockForErasure(db: Trx, storeId: number, externalId: string) {
     .where("deleted_at", "is", null)
     .executeTakeFirst();
   if (!found) return undefined;
-  await lockJobsOfCustomer(db, found.id);
-  await db
-    .selectFrom("contacts")
-    .select("id")
-    .where((eb) =>
-      eb.or([
-        eb("id", "in", eb.selectFrom("customer_contacts").select("contact_id").where("customer_id", "=", found.id)),
-        eb("id", "=", eb.selectFrom("customers").select("contact_id").where("id", "=", found.id)),
-      ]),
-    )
-    .orderBy("id")
-    .forUpdate()
-    .execute();
+  const locked = await contactsOf(db, found.id).orderBy("phone").forUpdate().execute();
   const customer = await db.selectFrom("customers").select(["id", "contact_id"]).where("id", "=", found.id).where("deleted_at", "is", null).forUpdate().executeTakeFirst();
   if (!customer) return undefined;
-  const linked = await db.selectFrom("customer_contacts").select("contact_id").where("customer_id", "=", customer.id).execute();
-  const contactIds = [...new Set([...linked.map((link) => link.contact_id), ...(customer.contact_id === null ? [] : [customer.contact_id])])];
+  const contactIds = (await contactsOf(db, customer.id).execute()).map((contact) => contact.id);
+  const held = new Set(locked.map((contact) => contact.id));
+  if (contactIds.some((id) => !held.has(id))) throw new LockOrderConflict("an erased customer's contacts");
   return { id: customer.id, contactIds };
 }
 
