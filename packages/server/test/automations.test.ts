@@ -6,8 +6,9 @@ import { CompiledQuery, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as tenants from "../src/auth/tenant.service.js";
 import { pino } from "pino";
-import { cancelRecoveriesForOrderRows, cancelRecoveriesForWrittenOrders, checkoutRecoveryRows, MOST_ORDERS_BY_ID } from "../src/automations/flows/index.js";
-import { claimJobs, dueJobsToLock, lockDueJobs } from "../src/automations/jobs.repository.js";
+import { cancelRecoveriesForOrderRows, cancelRecoveriesForWrittenOrders, checkoutRecoveryRows, contactSync, MOST_ORDERS_BY_ID } from "../src/automations/flows/index.js";
+import { findCustomersForSync, lockRecipientContacts } from "../src/automations/flows/flow.repository.js";
+import { claimJobs, dueJobsToLock, enqueueJobs, lockDueJobs } from "../src/automations/jobs.repository.js";
 import { recordingProvider, webhookProvider, type MessagingProvider } from "../src/automations/providers.js";
 import { runDueJobs, runJob } from "../src/automations/worker.js";
 import { retries } from "../src/db/index.js";
@@ -381,30 +382,71 @@ describe("erased customers", () => {
   });
 
   // Two connections: a worker's transaction holding the customer's job while the erasure arrives.
-  it.runIf(testDb === "postgres")("wait for a worker that holds one of their jobs, in the worker's order, never deadlocking with it", async () => {
+  it.runIf(testDb === "postgres")("wait for a worker that holds their contact, in the lock order, never deadlocking or retrying", async () => {
     const id = uid("held");
     await push("customers", { external_id: id, phone: newPhone(), first_name: "Held" });
     await settled();
     const customer = await server.db.selectFrom("customers").select("id").where("external_id", "=", id).executeTakeFirstOrThrow();
     const [job] = await jobsFor("contact_sync", id);
     if (!job) throw new Error("no contact sync job");
-    const deadlocks = retries.deadlock;
+    const before = { ...retries };
     const worker = await server.db.startTransaction().execute();
     let erasure: Promise<number> | undefined;
+    let erased = false;
     try {
-      // As a worker's group holds its jobs, and then reads their customers.
-      await worker.selectFrom("automation_jobs").select("id").where("id", "=", job.id).forUpdate().execute();
-      erasure = server.request("DELETE", `/api/v1/stores/${tenant.store.id}/customers/${id}`, { key: tenant.key }).then((res) => res.status);
+      // As a worker's group runs: its jobs held, then its recipients' contacts, then their customers read.
+      await worker.selectFrom("automation_jobs").select("id").where("id", "=", job.id).forNoKeyUpdate().execute();
+      await lockRecipientContacts(worker, [{ record_type: "customer", record_id: customer.id }]);
+      erasure = server.request("DELETE", `/api/v1/stores/${tenant.store.id}/customers/${id}`, { key: tenant.key }).then((res) => {
+        erased = true;
+        return res.status;
+      });
       await new Promise((resolve) => setTimeout(resolve, 300));
-      await worker.selectFrom("customers").select("id").where("id", "=", customer.id).forKeyShare().execute();
+      const [read] = [...(await findCustomersForSync(worker, [customer.id])).values()];
+      // The erasure waits for the contact the worker holds: the worker still reads the customer as it was.
+      expect(erased).toBe(false);
+      expect(read).toMatchObject({ deleted_at: null });
       await worker.commit().execute();
     } catch (error) {
       await worker.rollback().execute();
       throw error;
     }
     expect(await erasure).toBe(204);
-    expect(retries.deadlock).toBe(deadlocks);
+    expect(retries).toEqual(before);
     expect(await server.db.selectFrom("customers").select("deleted_at").where("id", "=", customer.id).executeTakeFirstOrThrow()).toMatchObject({ deleted_at: expect.any(Date) });
+  });
+
+  it.runIf(testDb === "postgres")("while a worker holds one of their jobs: the job is left to it, which finds the customer erased and redacts it", async () => {
+    // A phone-keyed customer: its key, in its jobs, is its phone.
+    const phone = newPhone();
+    await push("customers", { phone, first_name: "Held" }, tenant, { "X-Backfill": "true" });
+    const customer = await server.db.selectFrom("customers").select(["id", "profile_version"]).where("external_id", "=", phone).executeTakeFirstOrThrow();
+    // Its sync, due in a moment: held by a worker's transaction meanwhile.
+    await enqueueJobs(server.db, [
+      contactSync.job(
+        { store_id: tenant.store.id, dedupe_key: uid("held-sync"), record_id: customer.id, record_external_id: phone, customer_id: customer.id, delaySeconds: 1 },
+        { profile_version: customer.profile_version },
+      ),
+    ]);
+    const [job] = await jobsFor("contact_sync", phone);
+    if (!job) throw new Error("no contact sync job");
+    const worker = await server.db.startTransaction().execute();
+    try {
+      await worker.selectFrom("automation_jobs").select("id").where("id", "=", job.id).forNoKeyUpdate().execute();
+      // The erasure never waits for a job: it answers while the job is held.
+      expect((await server.request("DELETE", `/api/v1/stores/${tenant.store.id}/customers/${encodeURIComponent(phone)}`, { key: tenant.key })).status).toBe(204);
+      expect(await server.db.selectFrom("automation_jobs").select(["status", "record_external_id"]).where("id", "=", job.id).executeTakeFirstOrThrow()).toEqual({
+        status: "pending",
+        record_external_id: phone,
+      });
+    } finally {
+      await worker.rollback().execute();
+    }
+    // The worker that runs it finds the erasure: nothing sent, and the job no longer names the phone.
+    await expect
+      .poll(() => server.db.selectFrom("automation_jobs").select(["status", "last_error", "record_external_id"]).where("id", "=", job.id).executeTakeFirstOrThrow(), { timeout: 10_000 })
+      .toEqual({ status: "cancelled", last_error: "the customer was erased", record_external_id: "(erased)" });
+    expect(await server.db.selectFrom("messages").select("id").where("job_id", "=", job.id).execute()).toEqual([]);
   });
 });
 

@@ -9,7 +9,7 @@ let server: TestServer;
 let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;
 
 beforeAll(async () => {
-  server = await startTestServer({ connections: { requestTimeoutMs: 1_500, headersTimeoutMs: 1_500 } });
+  server = await startTestServer({ connections: { requestTimeoutMs: 1_500, headersTimeoutMs: 1_500, keepAliveTimeoutMs: 2_000 } });
   tenant = await server.createTenant();
 });
 afterAll(() => server?.close());
@@ -61,6 +61,56 @@ describe.runIf(onceAcrossDatabases)("slow and lying clients", () => {
     expect(Date.now() - started).toBeLessThan(2_000);
     for (const client of idle) client.socket.destroy();
   });
+});
+
+describe.runIf(onceAcrossDatabases)("connections that say nothing", () => {
+  it("200 silent sockets are each closed within the header timeout and a second, while pushes keep answering", async () => {
+    const silent = await Promise.all(Array.from({ length: 200 }, () => connect()));
+    const pushes: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await server.request("POST", `/api/v1/stores/${tenant.store.id}/customers`, { key: tenant.key, body: { external_id: `beside-silent-${i}`, phone: "+14155552671" } });
+      pushes.push(res.status);
+    }
+    const closedAfter = await Promise.all(silent.map((client) => client.closed));
+    // HEADERS_TIMEOUT_MS is 1.5 s here.
+    expect(Math.max(...closedAfter)).toBeLessThan(1_500 + 1_000);
+    expect(silent.every((client) => client.received() === "")).toBe(true);
+    expect(pushes.every((status) => status === 201 || status === 200)).toBe(true);
+  });
+
+  it("an idle kept-alive connection is closed within the keep-alive timeout", async () => {
+    const client = await connect();
+    client.socket.write(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    await expect.poll(() => client.received(), { timeout: 5_000 }).toMatch(/^HTTP\/1\.1 200 /);
+    const answered = Date.now();
+    await client.closed;
+    // KEEP_ALIVE_TIMEOUT_MS is 2 s here; clients are told one second less, so that they stop reusing it first.
+    expect(Date.now() - answered).toBeLessThan(2_000 + 1_000);
+    expect(client.received()).toContain("Keep-Alive: timeout=1");
+  });
+});
+
+describe.runIf(onceAcrossDatabases)("requests Node cannot read as HTTP", () => {
+  const cases: Array<[string, (length: number) => string, number, string]> = [
+    ["a Content-Length smaller than the body", () => head(2) + '{"a":1}', 400, "Malformed HTTP request"],
+    ["both Content-Length and chunked", () => head(7).replace("\r\n\r\n", "\r\nTransfer-Encoding: chunked\r\n\r\n") + '7\r\n{"a":1}\r\n0\r\n\r\n', 400, "Malformed HTTP request"],
+    ["a negative Content-Length", () => head(-1) + '{"a":1}', 400, "Malformed HTTP request"],
+    ["5,000 headers", () => head(7).replace("\r\n\r\n", `\r\n${Array.from({ length: 5_000 }, (_, i) => `X-Filler-${i}: ${i}`).join("\r\n")}\r\n\r\n`) + '{"a":1}', 431, "Request headers too large"],
+  ];
+  for (const [what, request, status, message] of cases) {
+    it(`${what}: ${status} with the contract's JSON error and a request id, then the connection closed`, async () => {
+      const client = await connect();
+      client.socket.write(request(7));
+      await client.closed;
+      // A smaller Content-Length first answers the request it delimits; the bytes after it are the bad request.
+      const last = client.received().lastIndexOf("HTTP/1.1 ");
+      const answer = client.received().slice(last);
+      expect(answer).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      expect(answer).toMatch(/\r\nContent-Type: application\/json/);
+      expect(answer).toMatch(/\r\nX-Request-Id: [\w-]+\r\n/);
+      expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toEqual({ error: message });
+    });
+  }
 });
 
 describe.runIf(onceAcrossDatabases)("security headers", () => {

@@ -76,4 +76,23 @@ describe("fields the API does not know", () => {
     const unchanged = await server.request("GET", `${store}/orders/${orderId}`, { key: tenant.key });
     expect(unchanged.body.financial_status).not.toBe("refunded");
   });
+
+  it("include the names objects carry by default: __proto__, constructor and prototype are named, and refused in strict mode", async () => {
+    const store = `/api/v1/stores/${tenant.store.id}`;
+    const id = uid("order");
+    // Written as text: a JavaScript object literal would take `__proto__` for its prototype, not a field.
+    const body = JSON.stringify(order(id)).replace(/^\{/, '{"__proto__":{"admin":true},"constructor":{"x":1},"prototype":1,').replace('"customer":{', '"customer":{"constructor":"c",');
+    const lenient = await server.request("POST", `${store}/orders`, { key: tenant.key, rawBody: body });
+    expect(lenient.status).toBe(201);
+    expect(lenient.headers.get("x-ignored-fields")).toBe("__proto__, constructor, prototype, customer.constructor");
+    const refused = await server.request("POST", `${store}/orders`, { key: tenant.key, rawBody: body.replace(id, uid("order")), headers: strict });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toEqual({
+      error: "Invalid request body",
+      details: ["__proto__", "constructor", "prototype", "customer.constructor"].map((path) => ({ path, message: "unknown field" })),
+    });
+    // Nothing of them is stored.
+    const stored = await server.request("GET", `${store}/orders/${id}`, { key: tenant.key });
+    expect(JSON.stringify(stored.body)).not.toMatch(/admin|constructor|prototype/);
+  });
 });

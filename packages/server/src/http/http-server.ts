@@ -1,4 +1,7 @@
+import { randomUUID } from "node:crypto";
 import http from "node:http";
+import type { Duplex } from "node:stream";
+import { ERRORS, type ErrorCode } from "@commerce-ingest/shared";
 import type express from "express";
 
 /** How long a connection may take to say what it wants, and how many may be open at once. */
@@ -16,20 +19,73 @@ export type ConnectionLimits = {
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 1_000 };
 
 /**
+ * Node closes an idle kept-alive connection a second after the keep-alive
+ * timeout it tells clients (`Keep-Alive: timeout=N`), so that a client stops
+ * reusing it first. The timeout told is that second shorter than the limit,
+ * so the connection is closed within the limit.
+ */
+const KEEP_ALIVE_MARGIN_MS = 1_000;
+
+/**
  * The HTTP server with bounded waits: Node's defaults let a client hold a
  * connection for minutes by sending slowly; these cut it in seconds, checked
- * every second rather than every thirty.
+ * every second rather than every thirty. A connection that sends nothing at
+ * all, which Node's header timeout never sees (it starts with a request's
+ * first byte), is closed once the header timeout has passed.
  */
 export function createHttpServer(app: express.Express, limits: ConnectionLimits): http.Server {
   const server = http.createServer(
     {
       headersTimeout: limits.headersTimeoutMs,
       requestTimeout: limits.requestTimeoutMs,
-      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      keepAliveTimeout: Math.max(limits.keepAliveTimeoutMs - KEEP_ALIVE_MARGIN_MS, Math.ceil(limits.keepAliveTimeoutMs / 2)),
       connectionsCheckingInterval: 1_000,
     },
     app,
   );
   server.maxConnections = limits.maxConnections;
+  server.on("connection", (socket: Duplex & { bytesRead: number }) => {
+    // A byte received: Node's own header and request timeouts bound the connection from then on.
+    const silent = setTimeout(() => socket.bytesRead === 0 && socket.destroy(), limits.headersTimeoutMs);
+    socket.once("close", () => clearTimeout(silent));
+  });
+  server.on("clientError", answerProtocolError);
   return server;
+}
+
+/** What a request Node could not read as HTTP answers, by the parser's error code. */
+function protocolErrorCode(error: NodeJS.ErrnoException): ErrorCode {
+  if (error.code === "HPE_HEADER_OVERFLOW") return "HEADERS_TOO_LARGE";
+  if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") return "REQUEST_TIMEOUT";
+  return "MALFORMED_REQUEST";
+}
+
+/**
+ * A request Node cannot parse (a length that lies or contradicts chunked
+ * encoding, headers too large, a request that took too long) answers the
+ * contract's JSON error, with its request id, where the connection can still
+ * take an answer; then the connection is closed, as what follows on it cannot
+ * be trusted.
+ */
+function answerProtocolError(error: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { headersSent?: boolean } | null }): void {
+  // A response already begun on this connection (as Node's own handler checks): nothing more can be said on it.
+  if (error.code === "ECONNRESET" || !socket.writable || socket._httpMessage?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const code = protocolErrorCode(error);
+  const { status, message } = ERRORS[code];
+  const body = JSON.stringify({ error: message });
+  socket.end(
+    [
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ""}`,
+      "Content-Type: application/json; charset=utf-8",
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      `X-Request-Id: ${randomUUID()}`,
+      "Cache-Control: no-store",
+      "Connection: close",
+      "",
+      body,
+    ].join("\r\n"),
+  );
 }

@@ -32,7 +32,8 @@ export function unknownFields(schema: z.ZodType, value: unknown, prefix = ""): s
   const shape = objectShape(schema);
   if (!shape || !isNode(value) || Array.isArray(value)) return [];
   return Object.entries(value).flatMap(([key, field]) => {
-    const known = shape[key];
+    // Own fields of the shape only: `constructor` or `__proto__` in a body is as unknown as any other name.
+    const known = Object.hasOwn(shape, key) ? shape[key] : undefined;
     return known ? unknownFields(known, field, `${prefix}${key}.`) : [`${prefix}${key}`];
   });
 }
