@@ -6,12 +6,13 @@ import { CompiledQuery, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as tenants from "../src/auth/tenant.service.js";
 import { pino } from "pino";
-import { cancelRecoveriesForOrderRows, cancelRecoveriesForWrittenOrders, checkoutRecoveryRows, contactSync, MOST_ORDERS_BY_ID } from "../src/automations/flows/index.js";
+import { cancelRecoveriesForOrderRows, cancelRecoveriesForWrittenOrders, checkoutRecoveryRows, contactSync, MOST_ORDERS_BY_ID, postPurchase } from "../src/automations/flows/index.js";
 import { findCustomersForSync, lockRecipientContacts } from "../src/automations/flows/flow.repository.js";
 import { claimJobs, dueJobsToLock, enqueueJobs, lockDueJobs } from "../src/automations/jobs.repository.js";
 import { recordingProvider, webhookProvider, type MessagingProvider } from "../src/automations/providers.js";
 import { runDueJobs, runJob } from "../src/automations/worker.js";
 import { retries } from "../src/db/index.js";
+import { LockOrderConflict } from "../src/db/transaction.js";
 import type { Db } from "../src/db/types.js";
 import { failedInLastHour } from "../src/http/metrics.js";
 import { ADMIN_TOKEN, createTestDatabase, FAST_WORKER, refuseInserts, startTestServer, testDb, type TestServer } from "./helpers.js";
@@ -414,6 +415,23 @@ describe("erased customers", () => {
     expect(await erasure).toBe(204);
     expect(retries).toEqual(before);
     expect(await server.db.selectFrom("customers").select("deleted_at").where("id", "=", customer.id).executeTakeFirstOrThrow()).toMatchObject({ deleted_at: expect.any(Date) });
+  });
+
+  it("a job whose recipient's contact its run does not hold is not decided on that read: left to run alone, or run again", async () => {
+    const phone = newPhone();
+    const body = order(phone);
+    await push("orders", body, tenant, { "X-Backfill": "true" });
+    const stored = await server.db.selectFrom("orders").select(["id", "customer_id"]).where("store_id", "=", tenant.store.id).where("external_id", "=", body.external_id).executeTakeFirstOrThrow();
+    const job = postPurchase.job({ store_id: tenant.store.id, dedupe_key: uid("moved"), record_id: stored.id, record_external_id: body.external_id, customer_id: stored.customer_id }, {});
+    const due = { id: 0, store_id: job.store_id, flow: job.flow, record_type: job.record_type, record_id: job.record_id, customer_id: job.customer_id, payload: job.payload ?? {}, attempts: 0 };
+    await server.db.transaction().execute(async (trx) => {
+      // As if the order's customer changed between the run's lock of contacts and its read: the contact it needs is not held.
+      expect(await postPurchase.decideMany(trx, [due], new Set())).toEqual([undefined]);
+      await expect(postPurchase.decide(trx, { ...due, status: "running" } as never, new Set())).rejects.toBeInstanceOf(LockOrderConflict);
+      // Held, it is decided.
+      const held = await lockRecipientContacts(trx, [due]);
+      expect(await postPurchase.decideMany(trx, [due], held)).toMatchObject([{ send: true, recipient: { phone } }]);
+    });
   });
 
   it.runIf(testDb === "postgres")("while a worker holds one of their jobs: the job is left to it, which finds the customer erased and redacts it", async () => {

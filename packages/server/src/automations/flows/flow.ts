@@ -104,22 +104,25 @@ export function defineFlow<F extends Flow, P extends z.ZodType, Row>(definition:
     recordType,
     payload,
     job: (fields, input) => ({ ...fields, flow, record_type: recordType, payload: payload.parse(input) as Record<string, unknown> }),
-    async decide(trx, job) {
+    async decide(trx, job, contacts) {
       // The payload is checked before anything is read.
       const checked = payload.parse(job.payload);
       const row = loadWaiting ? await loadWaiting(trx, job.record_id) : (await load(trx, [job.record_id])).get(job.record_id);
       const decision = decideFrom(row, checked);
+      if (sending(decision) && !contacts.has(decision.recipient.contact_id)) throw new LockOrderConflict(`the recipient of ${flow} job ${job.id}`);
       if (sending(decision)) await apply?.(trx, [decision]);
       return decision;
     },
-    async decideMany(trx, jobs) {
+    async decideMany(trx, jobs, contacts) {
       const checked = jobs.map((job) => ({ recordId: job.record_id, payload: payload.parse(job.payload) }));
       const rows = await load(trx, [...new Set(jobs.map((job) => job.record_id))]);
       const decisions = checked.map(({ recordId, payload: input }) => {
         const row = rows.get(recordId);
         // A record a push holds, or gone: the job runs alone, which waits for the push (or finds the record gone).
         if (row === undefined && loadWaiting) return undefined;
-        return decideFrom(row, input);
+        const decision = decideFrom(row, input);
+        // A recipient whose contact this run does not hold (it changed since): alone, the job locks it first.
+        return sending(decision) && !contacts.has(decision.recipient.contact_id) ? undefined : decision;
       });
       await apply?.(trx, decisions.filter(sending));
       return decisions;
