@@ -1,18 +1,27 @@
 import { ERRORS } from "@commerce-ingest/shared/errors";
 import type { ErrorBody, ErrorCode, ErrorDetail } from "./types.js";
 
-/** The code of a contract message at a status; `"UNKNOWN"` for an answer that is not one (a proxy's 502 page, say). */
-function codeOf(status: number, message: string): ErrorCode | "UNKNOWN" {
-  const table: Record<string, { status: number; message: string }> = ERRORS;
-  for (const [code, entry] of Object.entries(table)) if (entry.status === status && entry.message === message) return code as ErrorCode;
-  return "UNKNOWN";
+/**
+ * The error's code: from the code the body carries, which never changes; from
+ * the contract's message at the status for a server older than codes; or
+ * `"UNKNOWN"` for an answer that is neither (a proxy's 502 page, say).
+ */
+function codeOf(status: number, body: ErrorBody): ErrorCode | "UNKNOWN" {
+  const table: Record<string, { status: number; message: string; code: string }> = ERRORS;
+  const entries = Object.entries(table);
+  const byWire = body.code === undefined ? undefined : entries.find(([, entry]) => entry.code === body.code);
+  if (byWire) return byWire[0] as ErrorCode;
+  if (body.code !== undefined) return "UNKNOWN";
+  const byMessage = entries.find(([, entry]) => entry.status === status && entry.message === body.error);
+  return byMessage ? (byMessage[0] as ErrorCode) : "UNKNOWN";
 }
 
-/** The body as the API's `{ error, details? }`, whatever came (an HTML error page becomes `{ error: "HTTP 502" }`). */
+/** The body as the API's `{ error, code, details? }`, whatever came (an HTML error page becomes `{ error: "HTTP 502" }`). */
 function errorBodyOf(status: number, body: unknown): ErrorBody {
   if (typeof body !== "object" || body === null || !("error" in body) || typeof body.error !== "string") return { error: `HTTP ${status}` };
   const details = "details" in body && Array.isArray(body.details) ? (body.details as ErrorDetail[]) : undefined;
-  return details ? { error: body.error, details } : { error: body.error };
+  const code = "code" in body && typeof body.code === "string" ? body.code : undefined;
+  return { error: body.error, ...(code === undefined ? {} : { code }), ...(details ? { details } : {}) };
 }
 
 /** Everything this SDK throws extends this class. */
@@ -26,7 +35,11 @@ export class CommerceIngestError extends Error {
  */
 export class APIError extends CommerceIngestError {
   override readonly name: string = "APIError";
-  /** The contract's code for this answer, e.g. `"STORE_NOT_FOUND"` vs `"ORDER_NOT_FOUND"` (both 404). */
+  /**
+   * The contract's code for this answer, e.g. `"STORE_NOT_FOUND"` vs
+   * `"ORDER_NOT_FOUND"` (both 404), read from the code the body carries
+   * (`body.code`, e.g. `"store_not_found"`), so a reworded message changes nothing.
+   */
   readonly code: ErrorCode | "UNKNOWN";
   /** The error body: `{ error, details? }`. */
   readonly body: ErrorBody;
@@ -44,7 +57,7 @@ export class APIError extends CommerceIngestError {
   ) {
     super(message);
     this.body = errorBodyOf(status, body);
-    this.code = codeOf(status, this.body.error);
+    this.code = codeOf(status, this.body);
   }
 
   /** On a 422: one entry per failing field, by its dotted path; empty otherwise. */

@@ -300,6 +300,12 @@ export type ErrorCode =
   | "SHIPMENT_ORDER_NOT_FOUND"
   /** 400 Malformed JSON body */
   | "MALFORMED_JSON"
+  /** 400 Malformed HTTP request */
+  | "MALFORMED_REQUEST"
+  /** 431 Request headers too large */
+  | "HEADERS_TOO_LARGE"
+  /** 408 Request timeout */
+  | "REQUEST_TIMEOUT"
   /** 415 Content-Type must be application/json */
   | "UNSUPPORTED_MEDIA_TYPE"
   /** 413 Request body too large */
@@ -383,8 +389,14 @@ export interface ErrorDetail {
 
 /** Every error body the API answers with. */
 export interface ErrorBody {
-  /** The contract's message, e.g. `"Invalid request body"`. */
+  /** The contract's message, e.g. `"Invalid request body"`: for people, it may be reworded. */
   error: string;
+  /**
+   * The stable code the service sends, e.g. `"validation_failed"` (absent from
+   * servers older than codes). `APIError.code` names the same error in this
+   * SDK's own spelling.
+   */
+  code?: string | undefined;
   /** On a 422: one entry per failing field. */
   details?: ErrorDetail[] | undefined;
 }

@@ -99,6 +99,29 @@ describe("reading back, headers and strict handling against a running service", 
     expect(missing).toMatchObject({ code: "CUSTOMER_NOT_FOUND", body: { error: "Customer not found" } });
   });
 
+  it("tells errors apart by the code the body carries, on a server whose messages were reworded", async () => {
+    // The running service, its every error message reworded on the way: only the codes stay.
+    const reworded: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (res.ok) return res;
+      const body = (await res.json()) as Record<string, unknown>;
+      const headers = new Headers(res.headers);
+      headers.delete("content-length");
+      return new Response(JSON.stringify({ ...body, error: `Reworded: ${String(body.error).toUpperCase()}` }), { status: res.status, headers });
+    };
+    const client = new CommerceIngestClient({ apiKey: tenant.apiKey, baseUrl: service.url, fetch: reworded, maxRetries: 0, logLevel: "off" });
+    const stranger = new CommerceIngestClient({ apiKey: "x".repeat(24), baseUrl: service.url, fetch: reworded, maxRetries: 0, logLevel: "off" });
+    const failures = await Promise.all([
+      stranger.customers.upsert(tenant.storeId, { phone: "+14155552671" }).catch((e: unknown) => e),
+      client.customers.upsert(999_999_999, { phone: "+14155552671" }).catch((e: unknown) => e),
+      client.orders.update(tenant.storeId, "never-pushed", { financial_status: "paid" }).catch((e: unknown) => e),
+      client.customers.retrieve(tenant.storeId, "nobody-at-all").catch((e: unknown) => e),
+      client.shipments.upsert(tenant.storeId, { external_id: "sdk-s-orphan", order_external_id: "never-pushed" }).catch((e: unknown) => e),
+    ]);
+    expect(failures.map((failure) => (failure as { code: string }).code)).toEqual(["API_KEY_INVALID", "STORE_NOT_FOUND", "ORDER_NOT_FOUND", "CUSTOMER_NOT_FOUND", "SHIPMENT_ORDER_NOT_FOUND"]);
+    expect(failures[2]).toMatchObject({ message: "Reworded: ORDER NOT FOUND", body: { code: "order_not_found" } });
+  });
+
   it("refuses unknown fields by default, and names them on the result when strict is off", async () => {
     await client.orders.upsert(tenant.storeId, { external_id: "st-o1", placed_at: placedAt, total_price: 1, customer: { phone: "+14155552671" } });
     const typo = { financial_staus: "refunded" } as unknown as OrderPatch;

@@ -31,7 +31,9 @@ export type Checks = [
   Assert<Equals<sdk.Shipment, shared.Shipment>>,
   Assert<Equals<sdk.ShipmentRecord, shared.ShipmentRecord>>,
   Assert<Equals<sdk.ErrorDetail, shared.ErrorDetail>>,
-  Assert<Equals<sdk.ErrorBody, shared.ErrorBody>>,
+  // The body this service sends is one the SDK reads; the SDK also reads a body without `code`, from an older server.
+  Assert<Equals<Omit<sdk.ErrorBody, "code">, Omit<shared.ErrorBody, "code">>>,
+  Assert<shared.ErrorBody extends sdk.ErrorBody ? true : false>,
   Assert<Equals<sdk.Flow, shared.Flow>>,
   Assert<Equals<sdk.FlowContents[sdk.Flow], shared.FlowContent>>,
   Assert<Equals<sdk.WebhookMessage, shared.WebhookMessage>>,

@@ -23,7 +23,7 @@ describe("the spec's authentication table", () => {
   it("401 API key is missing without an Authorization header", async () => {
     const res = await server.request("POST", customersPath(tenant.store.id), { body: customer("a1") });
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: "API key is missing" });
+    expect(res.body).toEqual({ error: "API key is missing", code: "api_key_missing" });
   });
 
   for (const [name, header] of [
@@ -36,7 +36,7 @@ describe("the spec's authentication table", () => {
     it(`401 Invalid API key for ${name}`, async () => {
       const res = await server.request("POST", customersPath(tenant.store.id), { body: customer("a2"), headers: { Authorization: header } });
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ error: "Invalid API key" });
+      expect(res.body).toEqual({ error: "Invalid API key", code: "invalid_api_key" });
     });
   }
 
@@ -55,7 +55,7 @@ describe("the spec's authentication table", () => {
     await tenants.deleteApiKey(server.db, key.id);
     const res = await server.request("POST", customersPath(tenant.store.id), { key: key.key, body: customer("a4") });
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: "Invalid API key" });
+    expect(res.body).toEqual({ error: "Invalid API key", code: "invalid_api_key" });
   });
 
   it("403 for a key of one team on another team's store, and nothing is written", async () => {
@@ -63,7 +63,7 @@ describe("the spec's authentication table", () => {
     const before = await customerCount(other.store.id);
     const res = await server.request("POST", customersPath(other.store.id), { key: tenant.key, body: customer("intruder") });
     expect(res.status).toBe(403);
-    expect(res.body).toEqual({ error: "API key does not authorize this store" });
+    expect(res.body).toEqual({ error: "API key does not authorize this store", code: "store_not_authorized" });
     expect(await customerCount(other.store.id)).toBe(before);
     const erase = await server.request("DELETE", `${customersPath(other.store.id)}/intruder`, { key: tenant.key });
     expect(erase.status).toBe(403);
@@ -76,7 +76,7 @@ describe("the spec's authentication table", () => {
     const before = await customerCount(second.id);
     const res = await server.request("POST", customersPath(second.id), { key: restricted.key, body: customer("r1") });
     expect(res.status).toBe(403);
-    expect(res.body).toEqual({ error: "API key does not authorize this store" });
+    expect(res.body).toEqual({ error: "API key does not authorize this store", code: "store_not_authorized" });
     expect(await customerCount(second.id)).toBe(before);
     expect((await server.request("POST", customersPath(second.id), { key: tenant.key, body: customer("r1") })).status).toBe(201);
   });
@@ -85,7 +85,7 @@ describe("the spec's authentication table", () => {
     it(`404 Store not found or paused for store id ${storeId}`, async () => {
       const res = await server.request("POST", customersPath(storeId), { key: tenant.key, body: customer("n1") });
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ error: "Store not found or paused" });
+      expect(res.body).toEqual({ error: "Store not found or paused", code: "store_not_found" });
     });
   }
 
@@ -93,7 +93,7 @@ describe("the spec's authentication table", () => {
     const paused = await server.createTenant({ paused: true });
     const res = await server.request("POST", customersPath(paused.store.id), { key: paused.key, body: customer("p1") });
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: "Store not found or paused" });
+    expect(res.body).toEqual({ error: "Store not found or paused", code: "store_not_found" });
     expect(await customerCount(paused.store.id)).toBe(0);
     await tenants.updateStore(server.db, paused.store.id, { paused: false });
     expect((await server.request("POST", customersPath(paused.store.id), { key: paused.key, body: customer("p1") })).status).toBe(201);
@@ -110,7 +110,7 @@ describe("the contract's order of checks", () => {
   it("authentication comes before the store and the body", async () => {
     const res = await server.request("POST", customersPath("abc"), { rawBody: "{not json", contentType: "text/plain" });
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: "API key is missing" });
+    expect(res.body).toEqual({ error: "API key is missing", code: "api_key_missing" });
   });
 
   it("store authorization comes before the body", async () => {
@@ -125,12 +125,12 @@ describe("the contract's order of checks", () => {
     const path = customersPath(tenant.store.id);
     const wrongType = await server.request("POST", path, { key: tenant.key, rawBody: JSON.stringify(customer("o1")), contentType: "text/plain" });
     expect(wrongType.status).toBe(415);
-    expect(wrongType.body).toEqual({ error: "Content-Type must be application/json" });
+    expect(wrongType.body).toEqual({ error: "Content-Type must be application/json", code: "unsupported_media_type" });
     const noType = await server.request("POST", path, { key: tenant.key, rawBody: JSON.stringify(customer("o1")), contentType: null });
     expect(noType.status).toBe(415);
     const malformed = await server.request("POST", path, { key: tenant.key, rawBody: '{"phone": ' });
     expect(malformed.status).toBe(400);
-    expect(malformed.body).toEqual({ error: "Malformed JSON body" });
+    expect(malformed.body).toEqual({ error: "Malformed JSON body", code: "malformed_json" });
     const empty = await server.request("POST", path, { key: tenant.key, rawBody: "" , contentType: "application/json" });
     expect(empty.status).toBe(400);
     const array = await server.request("POST", path, { key: tenant.key, rawBody: "[]" });
@@ -175,7 +175,7 @@ describe("rate limiting", () => {
       expect(statuses.slice(0, 3).every((status) => status === 200 || status === 201)).toBe(true);
       const res = await limited.request("POST", path, { key: tenant.key, body: customer("rl") });
       expect(res.status).toBe(429);
-      expect(res.body).toEqual({ error: "Rate limit exceeded" });
+      expect(res.body).toEqual({ error: "Rate limit exceeded", code: "rate_limited" });
       expect(Number(res.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
       const other = await tenants.createApiKey(server.db, { team_id: tenant.team.id, name: "fresh budget" });
       expect((await limited.request("POST", path, { key: other.key, body: customer("rl") })).status).toBe(200);

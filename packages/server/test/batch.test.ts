@@ -30,7 +30,7 @@ describe("batch endpoints", () => {
     expect(res.body.counts).toEqual({ created: 2, updated: 0, failed: 1 });
     expect(res.body.results).toEqual([
       { status: 201, external_id: a, record: expect.objectContaining({ external_id: a, total_price: "10.00" }) },
-      { status: 422, external_id: "bad", error: "Invalid request body", details: expect.arrayContaining([expect.objectContaining({ path: "placed_at" }), expect.objectContaining({ path: "total_price" })]) },
+      { status: 422, external_id: "bad", error: "Invalid request body", code: "validation_failed", details: expect.arrayContaining([expect.objectContaining({ path: "placed_at" }), expect.objectContaining({ path: "total_price" })]) },
       { status: 201, external_id: b, record: expect.objectContaining({ total_price: "20.00" }) },
     ]);
     const stored = await server.db.selectFrom("orders").select("external_id").where("store_id", "=", tenant.store.id).where("external_id", "in", [a, b, "bad"]).execute();
@@ -368,7 +368,7 @@ describe("batch endpoints", () => {
     expect(full.body.counts).toEqual({ created: 1000, updated: 0, failed: 0 });
     const tooMany = await batch("customers", [...customers, { external_id: "one-more", phone: "+14155550000" }]);
     expect(tooMany.status).toBe(422);
-    expect(tooMany.body).toEqual({ error: "Invalid request body", details: [{ path: "items", message: "must hold at most 1000 records (send more batches)" }] });
+    expect(tooMany.body).toEqual({ error: "Invalid request body", code: "validation_failed", details: [{ path: "items", message: "must hold at most 1000 records (send more batches)" }] });
     expect(await server.db.selectFrom("customers").select("id").where("external_id", "=", "one-more").execute()).toEqual([]);
     expect((await batch("customers", [])).status).toBe(422);
     expect((await batch("customers", { phone: "+14155552671" })).body.details).toEqual([{ path: "items", message: "must be an array of records" }]);
@@ -436,7 +436,7 @@ describe("batch endpoints", () => {
     try {
       const res = await batch("orders", [order(a, { customer: { external_id: customerA, phone: "+14155552671" } }), order(failing), order(b)]);
       expect(res.status).toBe(503);
-      expect(res.body).toEqual({ error: "Service unavailable" });
+      expect(res.body).toEqual({ error: "Service unavailable", code: "service_unavailable" });
       expect(res.headers.get("retry-after")).toMatch(/^\d+$/);
     } finally {
       await restore();

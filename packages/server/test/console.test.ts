@@ -76,6 +76,7 @@ describe("invitations", () => {
     const owner = await signedInTenant();
     expect((await server.request("POST", "/admin/v1/invitations", { key: ADMIN_TOKEN, body: { team_id: owner.team.id, email: owner.email.toUpperCase() } })).body).toEqual({
       error: "This e-mail already has an account",
+      code: "member_exists",
       details: [{ path: "email", message: "already has an account" }],
     });
     expect((await server.request("POST", "/admin/v1/invitations", { key: ADMIN_TOKEN, body: { team_id: 99_999_999, email: uniqueEmail("x") } })).status).toBe(404);
@@ -223,7 +224,7 @@ describe("the console's pages", () => {
     for (const route of ["/api/v1/unknown", "/admin/v1/nope", "/console/nope", "/healthz/x"]) {
       const res = await server.request("GET", route);
       expect(res.status, route).toBe(404);
-      expect(res.body, route).toEqual({ error: "Not found" });
+      expect(res.body, route).toEqual({ error: "Not found", code: "not_found" });
     }
     expect((await server.request("GET", "/assets/missing.js")).status).toBe(404);
     expect((await server.request("GET", "/docs")).text).toContain("swagger");

@@ -108,7 +108,7 @@ describe("customer field bounds", () => {
         expect(res.status).toBe(422);
         expect(res.body.error).toBe("Invalid request body");
         expect(res.body.details.map((d: { path: string }) => d.path.split(".")[0])).toContain(field);
-        expect(Object.keys(res.body).sort()).toEqual(["details", "error"]);
+        expect(Object.keys(res.body).sort()).toEqual(["code", "details", "error"]);
         const externalId = typeof body.external_id === "string" ? body.external_id : "";
         expect(await storedCustomers(externalId)).toHaveLength(0);
       }
@@ -160,7 +160,7 @@ describe("phone numbers to E.164", () => {
     it(`refuses the impossible number ${JSON.stringify(phone)}`, async () => {
       const res = await upsert({ external_id: uniqueId("bad-phone"), phone });
       expect(res.status).toBe(422);
-      expect(res.body).toEqual({ error: "Invalid request body", details: [{ path: "phone", message: expect.any(String) }] });
+      expect(res.body).toEqual({ error: "Invalid request body", code: "validation_failed", details: [{ path: "phone", message: expect.any(String) }] });
     });
   }
 

@@ -38,14 +38,14 @@ describe("error envelope", () => {
     for (const path of ["/nowhere", "/api/v1/stores/1/widgets", "/api/v2/stores/1/customers"]) {
       const res = await server.request("GET", path);
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ error: "Not found" });
+      expect(res.body).toEqual({ error: "Not found", code: "not_found" });
     }
   });
 
   it("405 Method not allowed with Allow on a known path", async () => {
     const res = await server.request("GET", `/api/v1/stores/${tenant.store.id}/customers`, { key: tenant.key });
     expect(res.status).toBe(405);
-    expect(res.body).toEqual({ error: "Method not allowed" });
+    expect(res.body).toEqual({ error: "Method not allowed", code: "method_not_allowed" });
     expect(res.headers.get("allow")).toBe("POST");
     const put = await server.request("PUT", `/api/v1/stores/${tenant.store.id}/customers/abc`, { key: tenant.key, body: {} });
     expect(put.status).toBe(405);
@@ -56,7 +56,7 @@ describe("error envelope", () => {
     const huge = JSON.stringify({ phone: "+14155552671", first_name: "x".repeat(5000) });
     const res = await server.request("POST", `/api/v1/stores/${tenant.store.id}/customers`, { rawBody: huge });
     expect(res.status).toBe(413);
-    expect(res.body).toEqual({ error: "Request body too large" });
+    expect(res.body).toEqual({ error: "Request body too large", code: "body_too_large" });
   });
 
   it("answers errors with exactly { error } or { error, details }, never framework fields", async () => {
@@ -69,7 +69,7 @@ describe("error envelope", () => {
     for (const res of responses) {
       expect(res.status).toBeGreaterThanOrEqual(400);
       expect(res.headers.get("content-type")).toMatch(/^application\/json/);
-      expect(Object.keys(res.body).sort()).toEqual(res.status === 422 ? ["details", "error"] : ["error"]);
+      expect(Object.keys(res.body).sort()).toEqual(res.status === 422 ? ["code", "details", "error"] : ["code", "error"]);
     }
   });
 });
@@ -79,7 +79,7 @@ describe("the service's own paths", () => {
     for (const path of ["/healthz", "/readyz", "/api/v1/openapi.json", "/docs"]) {
       const res = await server.request("POST", path, { body: {} });
       expect(res.status).toBe(405);
-      expect(res.body).toEqual({ error: "Method not allowed" });
+      expect(res.body).toEqual({ error: "Method not allowed", code: "method_not_allowed" });
       expect(res.headers.get("allow")).toBe("GET, HEAD");
     }
   });
@@ -93,7 +93,7 @@ describe("compressed bodies", () => {
       headers: { "Content-Encoding": "gzip" },
     });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: "Malformed JSON body" });
+    expect(res.body).toEqual({ error: "Malformed JSON body", code: "malformed_json" });
   });
 
   it("a gzip body is read", async () => {
@@ -154,7 +154,7 @@ describe("database unreachable", () => {
     try {
       const res = await down.request("POST", "/api/v1/stores/1/customers", { key: "AAAAAAAAAAAAAAAAAAAAAAAA", body: { phone: "+14155552671" } });
       expect(res.status).toBe(503);
-      expect(res.body).toEqual({ error: "Service unavailable" });
+      expect(res.body).toEqual({ error: "Service unavailable", code: "service_unavailable" });
       expect(res.headers.get("retry-after")).toBe("5");
       const ready = await down.request("GET", "/readyz");
       expect(ready.status).toBe(503);
@@ -187,15 +187,18 @@ describe("OpenAPI document", () => {
     // The seven published operations, the read-back GETs (one of them on a path of its own) and the four batch endpoints.
     expect(Object.keys(document.paths)).toHaveLength(12);
     for (const resource of ["orders", "customers", "checkouts", "shipments"]) expect(document.paths[`/api/v1/stores/{store_id}/${resource}/batch`]?.post).toBeDefined();
-    expect(document.paths["/api/v1/stores/{store_id}/shipments/{external_id}"].get.responses["404"].content["application/json"].examples.SHIPMENT_NOT_FOUND.value).toEqual({ error: "Shipment not found" });
+    expect(document.paths["/api/v1/stores/{store_id}/shipments/{external_id}"].get.responses["404"].content["application/json"].examples.shipment_not_found.value).toEqual({ error: "Shipment not found", code: "shipment_not_found" });
     expect(Object.keys(document.paths["/api/v1/stores/{store_id}/orders/{external_id}"].patch.responses)).toEqual(expect.arrayContaining(["200", "404", "422"]));
     const orderNotFound = document.paths["/api/v1/stores/{store_id}/orders/{external_id}"].patch.responses["404"].content["application/json"].examples;
-    expect(Object.values(orderNotFound)).toContainEqual({ value: { error: "Order not found" } });
+    // The store's 404 and the order's are told apart by their codes.
+    expect(Object.keys(orderNotFound)).toEqual(expect.arrayContaining(["store_not_found", "order_not_found"]));
+    expect(orderNotFound.order_not_found.value).toEqual({ error: "Order not found", code: "order_not_found" });
     const customers = document.paths["/api/v1/stores/{store_id}/customers"].post;
     expect(Object.keys(customers.responses)).toEqual(expect.arrayContaining(["201", "200", "401", "403", "404", "413", "415", "422", "429"]));
     expect(customers.responses["422"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Error" });
     expect(customers.security).toEqual([{ bearerAuth: [] }]);
-    expect(customers.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(expect.arrayContaining(["path:store_id", "header:X-Request-Id", "header:X-Backfill"]));
+    const parameter = (p: { name?: string; in?: string; $ref?: string }) => (p.$ref ? document.components.parameters[p.$ref.split("/").at(-1) ?? ""] : p) as { name: string; in: string };
+    expect(customers.parameters.map((p: { name: string; in: string }) => `${parameter(p).in}:${parameter(p).name}`)).toEqual(expect.arrayContaining(["path:store_id", "header:X-Request-Id", "header:X-Backfill", "header:Idempotency-Key"]));
     expect(customers.responses["201"].headers).toHaveProperty("X-Request-Id");
     const erase = document.paths["/api/v1/stores/{store_id}/customers/{external_id}"].delete;
     expect(Object.keys(erase.responses)).toContain("204");
@@ -208,22 +211,26 @@ describe("OpenAPI document", () => {
     const document = (await server.request("GET", "/api/v1/openapi.json")).body;
     const shipments = document.paths["/api/v1/stores/{store_id}/shipments"].post;
     const unprocessable = shipments.responses["422"].content["application/json"].examples;
-    expect(unprocessable.SHIPMENT_ORDER_NOT_FOUND.value).toEqual({
+    expect(unprocessable.shipment_order_not_found.value).toEqual({
       error: "Order not found",
+      code: "shipment_order_not_found",
       details: [{ path: "order_external_id", message: "no order of this store has this external_id" }],
     });
-    expect(unprocessable.VALIDATION_FAILED.value).toMatchObject({ error: "Invalid request body", details: expect.arrayContaining([{ path: "financial_staus", message: "unknown field" }]) });
+    expect(unprocessable.validation_failed.value).toMatchObject({ error: "Invalid request body", code: "validation_failed", details: expect.arrayContaining([{ path: "financial_staus", message: "unknown field" }]) });
     const checkoutPatch = document.paths["/api/v1/stores/{store_id}/checkouts/{external_id}"].patch;
-    expect(Object.values(checkoutPatch.responses["404"].content["application/json"].examples)).toContainEqual({ value: { error: "Checkout not found" } });
+    expect(checkoutPatch.responses["404"].content["application/json"].examples.checkout_not_found.value).toEqual({ error: "Checkout not found", code: "checkout_not_found" });
     expect(checkoutPatch.requestBody.content["application/json"].schema.properties).toHaveProperty("status");
     const erase = document.paths["/api/v1/stores/{store_id}/customers/{external_id}"].delete;
     expect(erase.requestBody).toBeUndefined();
     // "Try it out" must not pre-fill X-Backfill: a push from /docs would silently trigger nothing.
-    const backfill = document.paths["/api/v1/stores/{store_id}/orders"].post.parameters.find((p: { name: string }) => p.name === "X-Backfill");
+    expect(document.paths["/api/v1/stores/{store_id}/orders"].post.parameters).toContainEqual({ $ref: "#/components/parameters/Backfill" });
+    const backfill = document.components.parameters.Backfill;
+    expect(backfill.name).toBe("X-Backfill");
     expect(backfill.schema.example).toBeUndefined();
     expect(backfill.example).toBeUndefined();
-    expect(erase.responses["422"]).toBeUndefined();
-    expect(Object.keys(erase.responses).sort()).toEqual(["204", "401", "403", "404", "429", "500", "503"]);
+    // An erasure reads no body: its only 422 is an Idempotency-Key sent again with another request.
+    expect(Object.keys(erase.responses["422"].content["application/json"].examples)).toEqual(["idempotency_key_reused"]);
+    expect(Object.keys(erase.responses).sort()).toEqual(["204", "401", "403", "404", "409", "422", "429", "500", "503"]);
   });
 
   it("serves an interactive reference at /docs with its assets", async () => {

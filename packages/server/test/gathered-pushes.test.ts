@@ -130,7 +130,7 @@ describe("pushes that arrive together", () => {
     try {
       const responses = await whileBusy(() => Promise.all([...ids, broken].map((id) => push("orders", order(id)))));
       expect(responses.map((res) => res.status)).toEqual([201, 201, 201, 201, 201, 500]);
-      expect(responses.at(-1)?.body).toEqual({ error: "Internal server error" });
+      expect(responses.at(-1)?.body).toEqual({ error: "Internal server error", code: "internal_error" });
     } finally {
       await allow();
     }

@@ -40,7 +40,7 @@ describe.runIf(onceAcrossDatabases)("slow and lying clients", () => {
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(closedAfter).toBeLessThan(1_000);
     expect(client.received()).toMatch(/^HTTP\/1\.1 413 /);
-    expect(client.received()).toContain('{"error":"Request body too large"}');
+    expect(client.received()).toContain('{"error":"Request body too large","code":"body_too_large"}');
   });
 
   it("a body that trickles is cut within the request timeout", async () => {
@@ -91,13 +91,13 @@ describe.runIf(onceAcrossDatabases)("connections that say nothing", () => {
 });
 
 describe.runIf(onceAcrossDatabases)("requests Node cannot read as HTTP", () => {
-  const cases: Array<[string, (length: number) => string, number, string]> = [
-    ["a Content-Length smaller than the body", () => head(2) + '{"a":1}', 400, "Malformed HTTP request"],
-    ["both Content-Length and chunked", () => head(7).replace("\r\n\r\n", "\r\nTransfer-Encoding: chunked\r\n\r\n") + '7\r\n{"a":1}\r\n0\r\n\r\n', 400, "Malformed HTTP request"],
-    ["a negative Content-Length", () => head(-1) + '{"a":1}', 400, "Malformed HTTP request"],
-    ["5,000 headers", () => head(7).replace("\r\n\r\n", `\r\n${Array.from({ length: 5_000 }, (_, i) => `X-Filler-${i}: ${i}`).join("\r\n")}\r\n\r\n`) + '{"a":1}', 431, "Request headers too large"],
+  const cases: Array<[string, (length: number) => string, number, string, string]> = [
+    ["a Content-Length smaller than the body", () => head(2) + '{"a":1}', 400, "Malformed HTTP request", "malformed_request"],
+    ["both Content-Length and chunked", () => head(7).replace("\r\n\r\n", "\r\nTransfer-Encoding: chunked\r\n\r\n") + '7\r\n{"a":1}\r\n0\r\n\r\n', 400, "Malformed HTTP request", "malformed_request"],
+    ["a negative Content-Length", () => head(-1) + '{"a":1}', 400, "Malformed HTTP request", "malformed_request"],
+    ["5,000 headers", () => head(7).replace("\r\n\r\n", `\r\n${Array.from({ length: 5_000 }, (_, i) => `X-Filler-${i}: ${i}`).join("\r\n")}\r\n\r\n`) + '{"a":1}', 431, "Request headers too large", "headers_too_large"],
   ];
-  for (const [what, request, status, message] of cases) {
+  for (const [what, request, status, message, code] of cases) {
     it(`${what}: ${status} with the contract's JSON error and a request id, then the connection closed`, async () => {
       const client = await connect();
       client.socket.write(request(7));
@@ -108,7 +108,7 @@ describe.runIf(onceAcrossDatabases)("requests Node cannot read as HTTP", () => {
       expect(answer).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
       expect(answer).toMatch(/\r\nContent-Type: application\/json/);
       expect(answer).toMatch(/\r\nX-Request-Id: [\w-]+\r\n/);
-      expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toEqual({ error: message });
+      expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toEqual({ error: message, code });
     });
   }
 });
@@ -137,7 +137,7 @@ describe("repeated failed authentications from one address", () => {
       expect([(await guess()).status, (await guess()).status, (await guess()).status]).toEqual([401, 401, 401]);
       const slowed = await guess();
       expect(slowed.status).toBe(429);
-      expect(slowed.body).toEqual({ error: "Rate limit exceeded" });
+      expect(slowed.body).toEqual({ error: "Rate limit exceeded", code: "rate_limited" });
       expect(Number(slowed.headers.get("retry-after"))).toBeGreaterThan(0);
       expect((await guarded.request("POST", `/api/v1/stores/${t.store.id}/customers`, { key: t.key, body: { phone: "+14155552671" } })).status).toBe(201);
     } finally {
@@ -234,7 +234,7 @@ describe.runIf(testDb === "postgres")("the request deadline", () => {
       });
       expect(Date.now() - started).toBeLessThan(1500);
       expect(res.status).toBe(503);
-      expect(res.body).toEqual({ error: "Service unavailable" });
+      expect(res.body).toEqual({ error: "Service unavailable", code: "service_unavailable" });
       expect(res.headers.get("retry-after")).toBe("5");
     } finally {
       await hurried.close();

@@ -40,7 +40,7 @@ describe("Idempotency-Key", () => {
     expect((await post("orders", order(uid("order")), key)).status).toBe(201);
     const reused = await post("orders", order(uid("other")), key);
     expect(reused.status).toBe(422);
-    expect(reused.body).toEqual({ error: "Idempotency-Key reused with a different request", details: [{ path: "Idempotency-Key", message: "was first used with another request" }] });
+    expect(reused.body).toEqual({ error: "Idempotency-Key reused with a different request", code: "idempotency_key_reused", details: [{ path: "Idempotency-Key", message: "was first used with another request" }] });
 
     const invalidKey = uid("key");
     const invalid = await post("orders", { external_id: "x" }, invalidKey);
@@ -56,7 +56,7 @@ describe("Idempotency-Key", () => {
     const send = () => server.request("POST", `/api/v1/stores/${tenant.store.id}/orders`, { key: tenant.key, rawBody: '{"external_id": ', headers: { "Idempotency-Key": key, "X-Request-Id": uid("req") } });
     const first = await send();
     expect(first.status).toBe(400);
-    expect(first.body).toEqual({ error: "Malformed JSON body" });
+    expect(first.body).toEqual({ error: "Malformed JSON body", code: "malformed_json" });
     expect(first.headers.get("idempotent-replayed")).toBeNull();
     const again = await send();
     expect(again.status).toBe(400);
@@ -64,7 +64,7 @@ describe("Idempotency-Key", () => {
     expect(again.headers.get("idempotent-replayed")).toBe("true");
     expect(again.headers.get("x-request-id")).toBe(first.headers.get("x-request-id"));
     const kept = await server.db.selectFrom("idempotency_keys").select(["status", "body"]).where("key", "=", key).executeTakeFirstOrThrow();
-    expect(kept).toEqual({ status: 400, body: JSON.stringify({ error: "Malformed JSON body" }) });
+    expect(kept).toEqual({ status: 400, body: JSON.stringify({ error: "Malformed JSON body", code: "malformed_json" }) });
   });
 
   it("runs two concurrent requests with one key once: the other waits its turn with 409 or gets the replay", async () => {
@@ -76,7 +76,7 @@ describe("Idempotency-Key", () => {
     expect(statuses.every((status) => status === 201 || status === 409)).toBe(true);
     expect(answers.filter((res) => res.status === 201 && res.headers.get("idempotent-replayed") === null)).toHaveLength(1);
     for (const res of answers.filter((answer) => answer.status === 409)) {
-      expect(res.body).toEqual({ error: "Request in progress" });
+      expect(res.body).toEqual({ error: "Request in progress", code: "request_in_progress" });
       expect(res.headers.get("retry-after")).toBe("1");
     }
     expect(await jobsOf(id)).toHaveLength(1);

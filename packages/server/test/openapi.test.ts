@@ -90,4 +90,39 @@ describe("the OpenAPI document explains itself", () => {
     expect(answers.get("GET /api/v1/stores/{store_id}/customers/{external_id}")).toMatchObject({ external_id: "c-1001", phone: "+14155552671" });
     expect(answers.get("GET /api/v1/stores/{store_id}/shipments/{external_id}")).toMatchObject({ order_external_id: "1001", status: "in_transit" });
   });
+
+  it("documents Idempotency-Key on every POST, PATCH and DELETE, with the 409 and 422 it can answer", () => {
+    const writes = operations().filter(([method]) => ["POST", "PATCH", "DELETE"].includes(method));
+    expect(writes.length).toBeGreaterThan(0);
+    for (const [method, path, operation] of writes) {
+      const where = `${method} ${path}`;
+      expect(operation.parameters, where).toContainEqual({ $ref: "#/components/parameters/IdempotencyKey" });
+      const examples = (status: string) => Object.keys((operation.responses[status]?.content?.["application/json"] as { examples?: object } | undefined)?.examples ?? {});
+      expect(examples("409"), where).toEqual(["request_in_progress"]);
+      expect(examples("422"), where).toContain("idempotency_key_reused");
+    }
+    const reads = operations().filter(([method]) => method === "GET");
+    for (const [, , operation] of reads) expect(operation.parameters).not.toContainEqual({ $ref: "#/components/parameters/IdempotencyKey" });
+    expect((document as unknown as { components: { parameters: Record<string, { name: string }> } }).components.parameters.IdempotencyKey?.name).toBe("Idempotency-Key");
+  });
+
+  it("describes each response header once, and refers to it from the answers that carry it", () => {
+    const components = (document as unknown as { components: { headers: Record<string, { description: string }> } }).components.headers;
+    expect(Object.keys(components)).toEqual(expect.arrayContaining(["X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "X-Ignored-Fields", "Preference-Applied", "Idempotent-Replayed"]));
+    const inline = operations().flatMap(([method, path, operation]) =>
+      Object.entries(operation.responses).flatMap(([status, response]) =>
+        Object.entries((response as { headers?: Record<string, { $ref?: string }> }).headers ?? {}).flatMap(([name, header]) => (header.$ref ? [] : [`${method} ${path} ${status} ${name}`])),
+      ),
+    );
+    expect(inline).toEqual([]);
+  });
+
+  it("declares its tags, with what each holds, and says whose it is", () => {
+    const { tags, info } = document as unknown as { tags: Array<{ name: string; description: string }>; info: { license?: { name: string }; contact?: object } };
+    const used = new Set(operations().flatMap(([, , operation]) => (operation as { tags?: string[] }).tags ?? []));
+    expect([...used].sort()).toEqual(tags.map((tag) => tag.name).sort());
+    expect(tags.every((tag) => tag.description.length > 0)).toBe(true);
+    expect(info.license?.name).toBe("MIT");
+    expect(info.contact).toBeDefined();
+  });
 });

@@ -43,7 +43,7 @@ describe("reading records back", () => {
       source_updated_at: "2026-11-22T10:00:01.000+00:00",
     });
     expect(res.body.updated_at).toMatch(/\+00:00$/);
-    expect((await get("orders", uid("missing"))).body).toEqual({ error: "Order not found" });
+    expect((await get("orders", uid("missing"))).body).toEqual({ error: "Order not found", code: "order_not_found" });
   });
 
   it("a customer with the E.164 phone it became, by its key or its phone; 404 once erased", async () => {
@@ -57,7 +57,7 @@ describe("reading records back", () => {
     await server.request("DELETE", path("customers", id), { key: tenant.key });
     const erased = await get("customers", id);
     expect(erased.status).toBe(404);
-    expect(erased.body).toEqual({ error: "Customer not found" });
+    expect(erased.body).toEqual({ error: "Customer not found", code: "customer_not_found" });
   });
 
   it("a checkout and a shipment, with their links", async () => {
@@ -66,22 +66,22 @@ describe("reading records back", () => {
     const s = uid("ship");
     await push("shipments", { external_id: s, order_external_id: o, status: "in_transit", carrier: "DHL" });
     expect((await get("shipments", s)).body).toMatchObject({ external_id: s, order_external_id: o, status: "in_transit", carrier: "DHL", metadata: null });
-    expect((await get("shipments", uid("none"))).body).toEqual({ error: "Shipment not found" });
+    expect((await get("shipments", uid("none"))).body).toEqual({ error: "Shipment not found", code: "shipment_not_found" });
 
     const c = uid("checkout");
     await push("checkouts", { external_id: c, abandoned_at: "2026-11-22T09:00:00Z", total_price: 80, customer: { external_id: "buyer-1", phone: "+14155552673" } });
     expect((await get("checkouts", c)).body).toMatchObject({ external_id: c, status: "abandoned", abandoned_at: "2026-11-22T09:00:00.000+00:00", customer_external_id: "buyer-1" });
-    expect((await get("checkouts", uid("none"))).body).toEqual({ error: "Checkout not found" });
+    expect((await get("checkouts", uid("none"))).body).toEqual({ error: "Checkout not found", code: "checkout_not_found" });
   });
 
   it("answers with the writes' auth table: no key, a wrong key, another team's store", async () => {
     const id = uid("order");
     await push("orders", { external_id: id, placed_at: "2026-11-22T10:00:00Z", total_price: 5, customer: { phone: "+14155552674" } });
-    expect((await get("orders", id, null)).body).toEqual({ error: "API key is missing" });
-    expect((await get("orders", id, "x".repeat(24))).body).toEqual({ error: "Invalid API key" });
+    expect((await get("orders", id, null)).body).toEqual({ error: "API key is missing", code: "api_key_missing" });
+    expect((await get("orders", id, "x".repeat(24))).body).toEqual({ error: "Invalid API key", code: "invalid_api_key" });
     const other = await server.createTenant();
     const foreign = await server.request("GET", path("orders", id), { key: other.key });
     expect(foreign.status).toBe(403);
-    expect(foreign.body).toEqual({ error: "API key does not authorize this store" });
+    expect(foreign.body).toEqual({ error: "API key does not authorize this store", code: "store_not_authorized" });
   });
 });

@@ -173,7 +173,7 @@ describe("orders", () => {
     it("404 Order not found for an unknown order", async () => {
       const res = await patch("orders", uid("missing"), { financial_status: "paid" });
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ error: "Order not found" });
+      expect(res.body).toEqual({ error: "Order not found", code: "order_not_found" });
     });
 
     it("ignores fields PATCH does not take", async () => {
@@ -187,9 +187,9 @@ describe("orders", () => {
     it("answers 404 for an id no record can have (a NUL character)", async () => {
       const orderRes = await server.request("PATCH", `${base()}/orders/a%00b`, { key: tenant.key, body: { financial_status: "paid" } });
       expect(orderRes.status).toBe(404);
-      expect(orderRes.body).toEqual({ error: "Order not found" });
+      expect(orderRes.body).toEqual({ error: "Order not found", code: "order_not_found" });
       const checkoutRes = await server.request("PATCH", `${base()}/checkouts/a%00b`, { key: tenant.key, body: { status: "expired" } });
-      expect(checkoutRes.body).toEqual({ error: "Checkout not found" });
+      expect(checkoutRes.body).toEqual({ error: "Checkout not found", code: "checkout_not_found" });
       expect((await server.request("DELETE", `${base()}/customers/a%00b`, { key: tenant.key })).status).toBe(204);
     });
 
@@ -283,7 +283,7 @@ describe("checkouts", () => {
   it("404 Checkout not found for an unknown checkout", async () => {
     const res = await patch("checkouts", uid("missing"), { status: "recovered" });
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: "Checkout not found" });
+    expect(res.body).toEqual({ error: "Checkout not found", code: "checkout_not_found" });
   });
 
   it("drops lifetime_value from a checkout's customer", async () => {
@@ -338,7 +338,7 @@ describe("shipments", () => {
     const id = uid("ship");
     const res = await post("shipments", { external_id: id, order_external_id: uid("nope") });
     expect(res.status).toBe(422);
-    expect(res.body).toEqual({ error: "Order not found", details: [{ path: "order_external_id", message: expect.any(String) }] });
+    expect(res.body).toEqual({ error: "Order not found", code: "shipment_order_not_found", details: [{ path: "order_external_id", message: expect.any(String) }] });
     expect(await count("shipments", id)).toBe(0);
   });
 
@@ -543,7 +543,7 @@ describe("one request, one transaction", () => {
       const body = order({ external_id: uid("refuse"), customer: { external_id: customerId, phone: "+14155550199" } });
       const res = await post("orders", body);
       expect(res.status).toBe(500);
-      expect(res.body).toEqual({ error: "Internal server error" });
+      expect(res.body).toEqual({ error: "Internal server error", code: "internal_error" });
       expect(await count("orders", body.external_id)).toBe(0);
       expect(await count("customers", customerId)).toBe(0);
     } finally {

@@ -41,6 +41,7 @@ describe("fields the API does not know", () => {
     expect(refused.headers.get("preference-applied")).toBe("handling=strict");
     expect(refused.body).toEqual({
       error: "Invalid request body",
+      code: "validation_failed",
       details: [
         { path: "customer.lifetime_vaule", message: "unknown field" },
         { path: "store_id", message: "unknown field" },
@@ -70,7 +71,7 @@ describe("fields the API does not know", () => {
         method,
         path,
         status: 422,
-        body: { error: "Invalid request body", details: [{ path: extra, message: "unknown field" }] },
+        body: { error: "Invalid request body", code: "validation_failed", details: [{ path: extra, message: "unknown field" }] },
       });
     }
     const unchanged = await server.request("GET", `${store}/orders/${orderId}`, { key: tenant.key });
@@ -89,6 +90,7 @@ describe("fields the API does not know", () => {
     expect(refused.status).toBe(422);
     expect(refused.body).toEqual({
       error: "Invalid request body",
+      code: "validation_failed",
       details: ["__proto__", "constructor", "prototype", "customer.constructor"].map((path) => ({ path, message: "unknown field" })),
     });
     // Nothing of them is stored.

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ERRORS, type ErrorWireCode } from "./errors.js";
 
 /** Bounds from the published Limits table and the contract. */
 export const LIMITS = {
@@ -77,9 +78,18 @@ export const errorDetailSchema = z.object({
   message: z.string().meta({ description: "What is wrong with it.", example: "is not a valid phone number" }),
 });
 
+/** Every stable error code, as error bodies carry them. */
+const errorCodes = Object.values(ERRORS).map((entry) => entry.code) as [ErrorWireCode, ...ErrorWireCode[]];
+
 export const errorBodySchema = z
   .object({
-    error: z.string().meta({ description: "The error's message, exactly as the operation lists it.", example: "Invalid request body" }),
+    error: z.string().meta({ description: "The error's message, exactly as the operation lists it. Meant for people: it may be reworded; branch on `code`.", example: "Invalid request body" }),
+    code: z.enum(errorCodes).meta({
+      description: `Stable across releases: what clients branch on. Each code, whether retrying the same request can help, and what it means:\n\n${Object.values(ERRORS)
+        .map((entry) => `- \`${entry.code}\` (${entry.status}; ${entry.retry ? "retry can help" : "do not retry unchanged"}): ${entry.meaning}`)
+        .join("\n")}`,
+      example: "validation_failed",
+    }),
     details: z
       .array(errorDetailSchema)
       .optional()

@@ -1,46 +1,58 @@
 /**
  * Every error the service answers with, on the REST API and the operator API:
- * the HTTP status and the exact message of the contract. The server's single
- * error type carries one of these codes and is answered through this table; the
- * OpenAPI document's error examples are built from it too.
+ * the HTTP status, the exact message of the contract, and the stable `code`
+ * every error body carries (what clients branch on: a message may be reworded,
+ * a code never changes), with whether a retry of the same request can help and
+ * what it means. The server's single error type carries one of these entries
+ * and is answered through this table; the OpenAPI document's error enum and
+ * examples are built from it too.
  */
 export const ERRORS = {
-  API_KEY_MISSING: { status: 401, message: "API key is missing" },
-  API_KEY_INVALID: { status: 401, message: "Invalid API key" },
-  STORE_FORBIDDEN: { status: 403, message: "API key does not authorize this store" },
-  STORE_NOT_FOUND: { status: 404, message: "Store not found or paused" },
-  ORDER_NOT_FOUND: { status: 404, message: "Order not found" },
-  CHECKOUT_NOT_FOUND: { status: 404, message: "Checkout not found" },
-  CUSTOMER_NOT_FOUND: { status: 404, message: "Customer not found" },
-  SHIPMENT_NOT_FOUND: { status: 404, message: "Shipment not found" },
-  SHIPMENT_ORDER_NOT_FOUND: { status: 422, message: "Order not found" },
-  MALFORMED_JSON: { status: 400, message: "Malformed JSON body" },
-  MALFORMED_REQUEST: { status: 400, message: "Malformed HTTP request" },
-  HEADERS_TOO_LARGE: { status: 431, message: "Request headers too large" },
-  REQUEST_TIMEOUT: { status: 408, message: "Request timeout" },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: "Content-Type must be application/json" },
-  BODY_TOO_LARGE: { status: 413, message: "Request body too large" },
-  VALIDATION_FAILED: { status: 422, message: "Invalid request body" },
-  RATE_LIMITED: { status: 429, message: "Rate limit exceeded" },
-  IDEMPOTENCY_KEY_REUSED: { status: 422, message: "Idempotency-Key reused with a different request" },
-  REQUEST_IN_PROGRESS: { status: 409, message: "Request in progress" },
-  NOT_FOUND: { status: 404, message: "Not found" },
-  METHOD_NOT_ALLOWED: { status: 405, message: "Method not allowed" },
-  SERVICE_UNAVAILABLE: { status: 503, message: "Service unavailable" },
-  INTERNAL: { status: 500, message: "Internal server error" },
-  ADMIN_TOKEN_MISSING: { status: 401, message: "Admin token is missing" },
-  ADMIN_TOKEN_INVALID: { status: 401, message: "Invalid admin token" },
-  TEAM_NOT_FOUND: { status: 404, message: "Team not found" },
-  ADMIN_STORE_NOT_FOUND: { status: 404, message: "Store not found" },
-  KEY_NOT_FOUND: { status: 404, message: "API key not found" },
-  SIGN_IN_REQUIRED: { status: 401, message: "Sign in first" },
-  SIGN_IN_FAILED: { status: 401, message: "Wrong e-mail or password" },
-  SIGN_IN_THROTTLED: { status: 429, message: "Too many sign-in attempts; try again later" },
-  CROSS_SITE_REQUEST: { status: 403, message: "Cross-site request refused" },
-  INVITATION_INVALID: { status: 404, message: "This invitation link is invalid, already used or expired" },
-  MEMBER_EXISTS: { status: 409, message: "This e-mail already has an account" },
-  MEMBER_NOT_FOUND: { status: 404, message: "Member not found" },
-  LAST_MEMBER: { status: 409, message: "A team keeps at least one member" },
-} as const satisfies Record<string, { status: number; message: string }>;
+  API_KEY_MISSING: { status: 401, message: "API key is missing", code: "api_key_missing", retry: false, meaning: "No `Authorization: Bearer <key>` header." },
+  API_KEY_INVALID: { status: 401, message: "Invalid API key", code: "invalid_api_key", retry: false, meaning: "The key is unknown, deleted, or not sent as `Bearer <key>`." },
+  STORE_FORBIDDEN: { status: 403, message: "API key does not authorize this store", code: "store_not_authorized", retry: false, meaning: "The key's team does not own the store, or the key is restricted to another store." },
+  STORE_NOT_FOUND: { status: 404, message: "Store not found or paused", code: "store_not_found", retry: false, meaning: "No such store in the key's team, or the store is paused." },
+  ORDER_NOT_FOUND: { status: 404, message: "Order not found", code: "order_not_found", retry: false, meaning: "No order with this `external_id` in the store." },
+  CHECKOUT_NOT_FOUND: { status: 404, message: "Checkout not found", code: "checkout_not_found", retry: false, meaning: "No checkout with this `external_id` in the store." },
+  CUSTOMER_NOT_FOUND: { status: 404, message: "Customer not found", code: "customer_not_found", retry: false, meaning: "No active customer with this `external_id` in the store (absent or erased)." },
+  SHIPMENT_NOT_FOUND: { status: 404, message: "Shipment not found", code: "shipment_not_found", retry: false, meaning: "No shipment with this `external_id` in the store." },
+  SHIPMENT_ORDER_NOT_FOUND: { status: 422, message: "Order not found", code: "shipment_order_not_found", retry: false, meaning: "The shipment's `order_external_id` names no order of the store: push the order first." },
+  MALFORMED_JSON: { status: 400, message: "Malformed JSON body", code: "malformed_json", retry: false, meaning: "The body is not valid JSON." },
+  MALFORMED_REQUEST: { status: 400, message: "Malformed HTTP request", code: "malformed_request", retry: false, meaning: "The request could not be read as HTTP (a lying or negative `Content-Length`, chunked with a length); the connection is closed." },
+  HEADERS_TOO_LARGE: { status: 431, message: "Request headers too large", code: "headers_too_large", retry: false, meaning: "The request's headers are over 16 KiB; the connection is closed." },
+  REQUEST_TIMEOUT: { status: 408, message: "Request timeout", code: "request_timeout", retry: true, meaning: "The request's headers or body took too long to arrive; send it again, whole." },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: "Content-Type must be application/json", code: "unsupported_media_type", retry: false, meaning: "The body is not sent as `application/json`." },
+  BODY_TOO_LARGE: { status: 413, message: "Request body too large", code: "body_too_large", retry: false, meaning: "The body is over the size limit (1 MiB by default): send fewer records per request." },
+  VALIDATION_FAILED: { status: 422, message: "Invalid request body", code: "validation_failed", retry: false, meaning: "One or more fields are invalid: `details` names each." },
+  RATE_LIMITED: { status: 429, message: "Rate limit exceeded", code: "rate_limited", retry: true, meaning: "Too many requests for this key: retry after `Retry-After` seconds." },
+  IDEMPOTENCY_KEY_REUSED: { status: 422, message: "Idempotency-Key reused with a different request", code: "idempotency_key_reused", retry: false, meaning: "This `Idempotency-Key` was used with another request in the last 24 hours: use a new key." },
+  REQUEST_IN_PROGRESS: { status: 409, message: "Request in progress", code: "request_in_progress", retry: true, meaning: "A request with this `Idempotency-Key` is still running: retry after `Retry-After` seconds to get its answer." },
+  NOT_FOUND: { status: 404, message: "Not found", code: "not_found", retry: false, meaning: "No such path." },
+  METHOD_NOT_ALLOWED: { status: 405, message: "Method not allowed", code: "method_not_allowed", retry: false, meaning: "The path exists, not with this method: `Allow` lists those it takes." },
+  SERVICE_UNAVAILABLE: { status: 503, message: "Service unavailable", code: "service_unavailable", retry: true, meaning: "The database could not be reached in time, or the request passed its deadline: retry after `Retry-After` seconds (the write may have been stored; upserts and `Idempotency-Key` make a retry safe)." },
+  INTERNAL: { status: 500, message: "Internal server error", code: "internal_error", retry: true, meaning: "Unexpected: quote the `X-Request-Id`. Retrying an upsert is safe." },
+  ADMIN_TOKEN_MISSING: { status: 401, message: "Admin token is missing", code: "admin_token_missing", retry: false, meaning: "The operator API needs `Authorization: Bearer <ADMIN_TOKEN>`." },
+  ADMIN_TOKEN_INVALID: { status: 401, message: "Invalid admin token", code: "invalid_admin_token", retry: false, meaning: "The operator token is wrong." },
+  TEAM_NOT_FOUND: { status: 404, message: "Team not found", code: "team_not_found", retry: false, meaning: "No such team." },
+  ADMIN_STORE_NOT_FOUND: { status: 404, message: "Store not found", code: "admin_store_not_found", retry: false, meaning: "No such store." },
+  KEY_NOT_FOUND: { status: 404, message: "API key not found", code: "key_not_found", retry: false, meaning: "No such API key." },
+  SIGN_IN_REQUIRED: { status: 401, message: "Sign in first", code: "sign_in_required", retry: false, meaning: "The console needs a session." },
+  SIGN_IN_FAILED: { status: 401, message: "Wrong e-mail or password", code: "sign_in_failed", retry: false, meaning: "The e-mail or the password is wrong." },
+  SIGN_IN_THROTTLED: { status: 429, message: "Too many sign-in attempts; try again later", code: "sign_in_throttled", retry: true, meaning: "Too many failed sign-ins: retry after `Retry-After` seconds." },
+  CROSS_SITE_REQUEST: { status: 403, message: "Cross-site request refused", code: "cross_site_request", retry: false, meaning: "A console change sent from another site's page." },
+  INVITATION_INVALID: { status: 404, message: "This invitation link is invalid, already used or expired", code: "invitation_invalid", retry: false, meaning: "The invitation is unknown, used or expired." },
+  MEMBER_EXISTS: { status: 409, message: "This e-mail already has an account", code: "member_exists", retry: false, meaning: "The e-mail already has an account." },
+  MEMBER_NOT_FOUND: { status: 404, message: "Member not found", code: "member_not_found", retry: false, meaning: "No such member in the team." },
+  LAST_MEMBER: { status: 409, message: "A team keeps at least one member", code: "last_member", retry: false, meaning: "The last member of a team cannot be removed." },
+} as const satisfies Record<string, { status: number; message: string; code: string; retry: boolean; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;
+
+/** The stable codes error bodies carry, as sent (snake_case). */
+export type ErrorWireCode = (typeof ERRORS)[ErrorCode]["code"];
+
+/** The body of an error: its message and code, and the failing fields on a 422. */
+export function errorBodyOf(code: ErrorCode, details?: ReadonlyArray<{ path: string; message: string }>): { error: string; code: ErrorWireCode; details?: Array<{ path: string; message: string }> } {
+  const { message, code: wire } = ERRORS[code];
+  return details ? { error: message, code: wire, details: [...details] } : { error: message, code: wire };
+}

@@ -30,8 +30,9 @@ describe.runIf(browserAvailable())("the API reference at /docs in Chromium", () 
 
     const page = await browser.newPage();
     await page.goto(`${url}/docs`);
-    // The front page comes first.
+    // The front page comes first, its examples naming the address the page was opened at.
     await expect.poll(() => page.getByRole("heading", { name: "First request" }).isVisible(), { timeout: 15_000 }).toBe(true);
+    expect(await page.locator(".information-container").textContent()).toContain(`export BASE_URL=${url}`);
 
     await page.locator("button.authorize").first().click();
     const dialog = page.locator(".modal-ux");
@@ -41,7 +42,9 @@ describe.runIf(browserAvailable())("the API reference at /docs in Chromium", () 
 
     const operation = page.locator(".opblock-post").filter({ has: page.locator('[data-path="/api/v1/stores/{store_id}/orders"]') });
     await operation.locator(".opblock-summary").first().click();
-    // "Try it out" is on from the start (the page enables it): the form is open.
+    // "Try it out" is off until clicked: a reader's first click opens the form, never closes it.
+    await expect.poll(() => operation.getByRole("button", { name: "Try it out" }).isVisible()).toBe(true);
+    await operation.getByRole("button", { name: "Try it out" }).click();
     await expect.poll(() => operation.getByRole("button", { name: "Cancel" }).isVisible()).toBe(true);
     // Nothing to type but the store: the body is the document's working example, and no X-Backfill is pre-filled.
     await operation.locator('input[placeholder="store_id"]').fill(String(store.id));

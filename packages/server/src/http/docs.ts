@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import path from "node:path";
 import express from "express";
+import { SERVICE_ORIGIN } from "./openapi-guide.js";
 
 // Only the folder of Swagger UI's assets is needed: the package's main module would load
 // the whole UI bundle into the server's memory.
@@ -20,12 +21,21 @@ const page = `<!doctype html>
 </body>
 </html>`;
 
+// "Try it out" stays off until clicked; the front page's examples name the address this page was opened at.
 const init = `window.ui = SwaggerUIBundle({
   url: "/api/v1/openapi.json",
   dom_id: "#api-reference",
   deepLinking: true,
   persistAuthorization: true,
-  tryItOutEnabled: true,
+  tryItOutEnabled: false,
+  responseInterceptor: (res) => {
+    if (res.url.endsWith("/api/v1/openapi.json") && typeof res.text === "string") {
+      res.text = res.text.split(${JSON.stringify(SERVICE_ORIGIN)}).join(window.location.origin);
+      res.body = JSON.parse(res.text);
+      res.obj = res.body;
+    }
+    return res;
+  },
 });`;
 
 /** An interactive API reference served from the package's own files: it works offline. */

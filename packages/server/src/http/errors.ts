@@ -1,4 +1,4 @@
-import { ERRORS, type ErrorBody } from "@commerce-ingest/shared";
+import { ERRORS, errorBodyOf, type ErrorBody } from "@commerce-ingest/shared";
 import { TRPCError } from "@trpc/server";
 import type { Response } from "express";
 import { isDatabaseUnavailable } from "../db/index.js";
@@ -19,26 +19,25 @@ const RETRY_AFTER_UNAVAILABLE = "5";
 export function toErrorResponse(error: unknown): ErrorResponse {
   const cause = error instanceof TRPCError && error.cause ? error.cause : error;
   if (cause instanceof AppError) {
-    const body: ErrorBody = cause.details ? { error: cause.message, details: cause.details } : { error: cause.message };
-    return { status: cause.status, body, headers: cause.headers ?? {} };
+    return { status: cause.status, body: errorBodyOf(cause.code, cause.details), headers: cause.headers ?? {} };
   }
   // Only a failed input parse is the caller's fault; an output that fails its schema is ours.
   if (error instanceof TRPCError && error.code === "BAD_REQUEST" && hasIssues(cause)) {
     return {
       status: ERRORS.VALIDATION_FAILED.status,
-      body: { error: ERRORS.VALIDATION_FAILED.message, details: toDetails(cause.issues) },
+      body: errorBodyOf("VALIDATION_FAILED", toDetails(cause.issues)),
       headers: {},
     };
   }
   if (isDatabaseUnavailable(cause)) {
     return {
       status: ERRORS.SERVICE_UNAVAILABLE.status,
-      body: { error: ERRORS.SERVICE_UNAVAILABLE.message },
+      body: errorBodyOf("SERVICE_UNAVAILABLE"),
       headers: { "Retry-After": RETRY_AFTER_UNAVAILABLE },
       unexpected: cause,
     };
   }
-  return { status: ERRORS.INTERNAL.status, body: { error: ERRORS.INTERNAL.message }, headers: {}, unexpected: cause };
+  return { status: ERRORS.INTERNAL.status, body: errorBodyOf("INTERNAL"), headers: {}, unexpected: cause };
 }
 
 export function sendError(res: Response, response: Pick<ErrorResponse, "status" | "body" | "headers">): void {
@@ -46,5 +45,5 @@ export function sendError(res: Response, response: Pick<ErrorResponse, "status" 
 }
 
 export function sendErrorCode(res: Response, code: keyof typeof ERRORS, headers: Record<string, string> = {}): void {
-  sendError(res, { status: ERRORS[code].status, body: { error: ERRORS[code].message }, headers });
+  sendError(res, { status: ERRORS[code].status, body: errorBodyOf(code), headers });
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { Duplex } from "node:stream";
-import { ERRORS, type ErrorCode } from "@commerce-ingest/shared";
+import { ERRORS, errorBodyOf, type ErrorCode } from "@commerce-ingest/shared";
 import type express from "express";
 
 /** How long a connection may take to say what it wants, and how many may be open at once. */
@@ -74,8 +74,8 @@ function answerProtocolError(error: NodeJS.ErrnoException, socket: Duplex & { _h
     return;
   }
   const code = protocolErrorCode(error);
-  const { status, message } = ERRORS[code];
-  const body = JSON.stringify({ error: message });
+  const { status } = ERRORS[code];
+  const body = JSON.stringify(errorBodyOf(code));
   socket.end(
     [
       `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ""}`,

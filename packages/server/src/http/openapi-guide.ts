@@ -3,6 +3,13 @@ import type { RateLimitOptions } from "../auth/rate-limit.js";
 /** What the document's front page states of this deployment. */
 export type GuideFacts = { rateLimit: RateLimitOptions | undefined; bodyLimitBytes: number };
 
+/**
+ * Where the service answers, as the front page's examples write it: the docs
+ * page puts the address it was opened at in its place, so every example runs
+ * as shown against the service that served it.
+ */
+export const SERVICE_ORIGIN = "https://ingest.your-company.example";
+
 const kilobytes = (bytes: number) => `${Math.round(bytes / 1024).toLocaleString("en-US")} KB`;
 
 /**
@@ -20,7 +27,7 @@ export function apiGuide(facts: GuideFacts): string {
 ## First request
 
 \`\`\`sh
-export BASE_URL=http://127.0.0.1:3000 STORE_ID=1 API_KEY=your-24-character-api-key   # a local service prints these at its first start (.data/demo.env)
+export BASE_URL=${SERVICE_ORIGIN} STORE_ID=1 API_KEY=your-24-character-api-key   # a local service prints these at its first start (.data/demo.env)
 
 curl -i -X POST "$BASE_URL/api/v1/stores/$STORE_ID/customers" \\
   -H "Authorization: Bearer $API_KEY" -H "Content-Type: application/json" \\
@@ -62,7 +69,7 @@ The first push answers \`201\`, the same push again \`200\`; reading it back sho
 - **Rate limit**: ${rateLimit}. Every authenticated answer carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (seconds); past the limit, \`429\` with \`Retry-After\`.
 - **Idempotency**: send \`Idempotency-Key\` (1 to 255 printable characters) on a \`POST\`, \`PATCH\` or \`DELETE\`, and a retry within 24 hours gets the first answer again (\`Idempotent-Replayed: true\`) instead of running twice. Upserts are safe to retry anyway; the key also keeps \`201\` right.
 - **Request ids**: every answer carries \`X-Request-Id\` (yours when you send one); quote it when asking for help.
-- **Errors** are \`{"error": "<message>"}\` with the messages listed under each operation; a \`422\` adds \`details\`, one \`{"path", "message"}\` per failing field (\`customer.phone\`). \`503\` with \`Retry-After\` means the database is briefly unreachable: retry.
+- **Errors** are \`{"error": "<message>", "code": "<code>"}\`: the message, as listed under each operation, is for people and may be reworded; the \`code\` (\`store_not_found\`, \`order_not_found\`, \`validation_failed\`, ...) never changes, and is what to branch on (the \`Error\` schema lists every code, whether a retry can help, and what it means). A \`422\` adds \`details\`, one \`{"path", "message"}\` per failing field (\`customer.phone\`). \`503\` with \`Retry-After\` means the database is briefly unreachable: retry.
 
 ## Webhooks
 

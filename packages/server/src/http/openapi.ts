@@ -1,4 +1,4 @@
-import { ERRORS, errorBodySchema, webhookMessageSchema, type ErrorBody, type ErrorCode } from "@commerce-ingest/shared";
+import { ERRORS, errorBodyOf, errorBodySchema, webhookMessageSchema, type ErrorBody, type ErrorCode } from "@commerce-ingest/shared";
 import type { AnyRouter } from "@trpc/server";
 import { generateOpenApiDocument, type OpenAPIObject } from "trpc-to-openapi";
 import { createSchema } from "zod-openapi";
@@ -8,43 +8,66 @@ import { listRestRoutes } from "./rest.js";
 
 type Operation = { responses?: Record<string, unknown>; requestBody?: unknown; security?: unknown; parameters?: Array<Record<string, unknown>> };
 
-const requestIdHeader = {
-  in: "header",
-  name: "X-Request-Id",
-  required: false,
-  description: "Your id for this request (printable ASCII, at most 128 characters); echoed in the response and the logs. One is made when absent.",
-  schema: { type: "string", maxLength: 128 },
-};
-const backfillHeader = {
-  in: "header",
-  name: "X-Backfill",
-  required: false,
-  description:
-    "`true` for historical data: stored as usual, but no automation is triggered (the response says `X-Backfill: true`). Any value but `false` or `0` counts. Leave it out for live pushes.",
-  // No example: Swagger UI would pre-fill it, and a push from "Try it out" would silently trigger nothing.
-  schema: { type: "string" },
-};
-const preferHeader = {
-  in: "header",
-  name: "Prefer",
-  required: false,
-  description:
-    "`handling=strict` (RFC 7240): a field the API does not know (a typo, a read-only field such as `id`) is a 422 naming it (`unknown field`) instead of being ignored. The response then says `Preference-Applied: handling=strict`.",
-  schema: { type: "string" },
-};
-/** On the answers to a request with a body. */
-const bodyResponseHeaders = {
-  "X-Ignored-Fields": { description: "The body's fields the API does not know, ignored (dotted paths, comma-separated); absent when none", schema: { type: "string" } },
-  "Preference-Applied": { description: "`handling=strict` when the request asked for strict handling", schema: { type: "string" } },
-};
-const requestIdResponseHeader = { "X-Request-Id": { description: "The request's id: yours, or a new one", schema: { type: "string" } } };
-const retryAfter = { "Retry-After": { description: "Seconds to wait before trying again", schema: { type: "integer" } } };
-/** On every answer to an authenticated request (when the service has a rate limit). */
-const rateLimitHeaders = {
-  "RateLimit-Limit": { description: "Requests this key may make per window", schema: { type: "integer" } },
+/** The request headers operations take, each described once (`components.parameters`) and referred to. */
+const PARAMETERS = {
+  RequestId: {
+    in: "header",
+    name: "X-Request-Id",
+    required: false,
+    description: "Your id for this request (printable ASCII, at most 128 characters); echoed in the response and the logs. One is made when absent.",
+    schema: { type: "string", maxLength: 128 },
+  },
+  Backfill: {
+    in: "header",
+    name: "X-Backfill",
+    required: false,
+    description:
+      "`true` for historical data: stored as usual, but no automation is triggered (the response says `X-Backfill: true`). Any value but `false` or `0` counts. Leave it out for live pushes.",
+    // No example: Swagger UI would pre-fill it, and a push from "Try it out" would silently trigger nothing.
+    schema: { type: "string" },
+  },
+  Prefer: {
+    in: "header",
+    name: "Prefer",
+    required: false,
+    description:
+      "`handling=strict` (RFC 7240): a field the API does not know (a typo, a read-only field such as `id`) is a 422 naming it (`unknown field`) instead of being ignored. The response then says `Preference-Applied: handling=strict`.",
+    schema: { type: "string" },
+  },
+  IdempotencyKey: {
+    in: "header",
+    name: "Idempotency-Key",
+    required: false,
+    description:
+      "1 to 255 printable characters of your choice, new for each distinct request. A retry with the same key within 24 hours answers the first response again (status, body and `X-Request-Id`, with `Idempotent-Replayed: true`) instead of running twice; the same key with another request is `422 idempotency_key_reused`; a retry while the first still runs is `409 request_in_progress` with `Retry-After`. A 5xx is not kept: its retry runs again.",
+    schema: { type: "string", minLength: 1, maxLength: 255 },
+  },
+} as const;
+const parameterRef = (name: keyof typeof PARAMETERS) => ({ $ref: `#/components/parameters/${name}` });
+
+/** The response headers, each described once (`components.headers`) and referred to where an answer carries it. */
+const HEADERS = {
+  "X-Request-Id": { description: "The request's id: yours, or a new one. Every answer carries it.", schema: { type: "string" } },
+  "RateLimit-Limit": { description: "Requests this key may make per window (on every authenticated answer, when the service has a rate limit)", schema: { type: "integer" } },
   "RateLimit-Remaining": { description: "Requests left in the current window", schema: { type: "integer" } },
   "RateLimit-Reset": { description: "Seconds until the window resets", schema: { type: "integer" } },
-};
+  "Retry-After": { description: "Seconds to wait before trying again", schema: { type: "integer" } },
+  "X-Ignored-Fields": { description: "The body's fields the API does not know, ignored (dotted paths, comma-separated); absent when none", schema: { type: "string" } },
+  "Preference-Applied": { description: "`handling=strict` when the request asked for strict handling", schema: { type: "string" } },
+  "Idempotent-Replayed": { description: "`true` when this is the first answer to an earlier request with the same `Idempotency-Key`, replayed", schema: { type: "string" } },
+} as const;
+const headerRefs = (...names: Array<keyof typeof HEADERS>) => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+const retryAfter = headerRefs("Retry-After");
+/** A success's headers: its id and the rate limit, on every one. */
+const successHeaders = headerRefs("X-Request-Id", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset");
+
+/** The operations' tags, declared with what each holds. */
+const TAGS = [
+  { name: "orders", description: "Orders: upsert, PATCH, read back, batches. A new order triggers its post-purchase message." },
+  { name: "customers", description: "Customers: upsert, erase (privacy), read back, batches. A change syncs the customer's messaging contact." },
+  { name: "checkouts", description: "Abandoned checkouts: upsert, PATCH, read back, batches. An abandoned checkout schedules its recovery message." },
+  { name: "shipments", description: "Shipments: upsert (linked to their order), read back, batches. A new status sends a shipping notification." },
+];
 
 /** What each error status means, and the headers it carries. */
 const ERROR_STATUSES: Record<number, { description: string; headers?: Record<string, unknown> }> = {
@@ -55,6 +78,7 @@ const ERROR_STATUSES: Record<number, { description: string; headers?: Record<str
   413: { description: "The body is over the size limit" },
   415: { description: "The body is not sent as application/json" },
   422: { description: "The body fails validation or a rule of the resource; `details` names each failing field" },
+  409: { description: "A request with this `Idempotency-Key` is still running", headers: retryAfter },
   429: { description: "Too many requests for this key", headers: retryAfter },
   500: { description: "Unexpected failure" },
   503: { description: "The database is unreachable", headers: retryAfter },
@@ -62,37 +86,34 @@ const ERROR_STATUSES: Record<number, { description: string; headers?: Record<str
 
 /** Example bodies where the message alone would not show the shape. */
 const EXAMPLE_BODIES: Partial<Record<ErrorCode, ErrorBody>> = {
-  VALIDATION_FAILED: {
-    error: ERRORS.VALIDATION_FAILED.message,
-    details: [
-      { path: "customer.phone", message: "is not a valid phone number" },
-      { path: "placed_at", message: "Invalid ISO datetime" },
-      { path: "financial_staus", message: "unknown field" },
-    ],
-  },
-  SHIPMENT_ORDER_NOT_FOUND: {
-    error: ERRORS.SHIPMENT_ORDER_NOT_FOUND.message,
-    details: [{ path: "order_external_id", message: "no order of this store has this external_id" }],
-  },
+  VALIDATION_FAILED: errorBodyOf("VALIDATION_FAILED", [
+    { path: "customer.phone", message: "is not a valid phone number" },
+    { path: "placed_at", message: "Invalid ISO datetime" },
+    { path: "financial_staus", message: "unknown field" },
+  ]),
+  SHIPMENT_ORDER_NOT_FOUND: errorBodyOf("SHIPMENT_ORDER_NOT_FOUND", [{ path: "order_external_id", message: "no order of this store has this external_id" }]),
 };
 
 const errorRef = { $ref: "#/components/schemas/Error" };
 
-/** One response per status the procedure declares, each error status with an example per code. */
-function responsesOf(contract: ProcedureContract, success: { content?: unknown } | undefined): Record<string, unknown> {
+/**
+ * One response per status the procedure declares, each error status with an
+ * example per code. A success lists the headers it carries; an error only
+ * those particular to it (`Retry-After`): its `X-Request-Id` and rate limit
+ * headers are those of every answer, described once on the front page.
+ */
+function responsesOf(contract: ProcedureContract, success: { content?: unknown } | undefined, extra: { errors: readonly ErrorCode[]; headers: Record<string, unknown> }): Record<string, unknown> {
   const responses: Record<string, { description: string; headers?: Record<string, unknown>; content?: unknown }> = {};
   for (const [status, description] of Object.entries(contract.success)) {
-    responses[status] = status === "204" ? { description } : { description, content: success?.content };
+    const headers = { ...successHeaders, ...extra.headers };
+    responses[status] = status === "204" ? { description, headers } : { description, headers, content: success?.content };
   }
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of contract.errors) byStatus.set(ERRORS[code].status, [...(byStatus.get(ERRORS[code].status) ?? []), code]);
+  for (const code of new Set([...contract.errors, ...extra.errors])) byStatus.set(ERRORS[code].status, [...(byStatus.get(ERRORS[code].status) ?? []), code]);
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     const meaning = ERROR_STATUSES[status] ?? { description: "Error" };
-    const examples = Object.fromEntries(codes.map((code) => [code, { value: EXAMPLE_BODIES[code] ?? { error: ERRORS[code].message } }]));
+    const examples = Object.fromEntries(codes.map((code) => [ERRORS[code].code, { summary: ERRORS[code].meaning, value: EXAMPLE_BODIES[code] ?? errorBodyOf(code) }]));
     responses[String(status)] = { ...meaning, content: { "application/json": { schema: errorRef, examples } } };
-  }
-  for (const [status, response] of Object.entries(responses)) {
-    response.headers = { ...requestIdResponseHeader, ...(status === "401" ? {} : rateLimitHeaders), ...response.headers };
   }
   return responses;
 }
@@ -163,20 +184,29 @@ export function buildOpenApiDocument(appRouter: AnyRouter, facts: GuideFacts = {
     for (const parameter of operation.parameters ?? []) {
       if (parameter.name === "external_id" && exampleId) parameter.example = exampleId;
     }
-    operation.responses = responsesOf(contract, operation.responses?.["200"] as { content?: unknown } | undefined);
-    if (contract.body) {
-      for (const response of Object.values(operation.responses) as Array<{ headers?: Record<string, unknown> }>) response.headers = { ...response.headers, ...bodyResponseHeaders };
-    }
+    // Every write takes an Idempotency-Key (see `idempotency.ts`), and can then answer its 409 and 422.
+    const idempotent = method === "post" || method === "patch" || method === "delete";
+    operation.responses = responsesOf(contract, operation.responses?.["200"] as { content?: unknown } | undefined, {
+      errors: idempotent ? ["REQUEST_IN_PROGRESS", "IDEMPOTENCY_KEY_REUSED"] : [],
+      headers: { ...(contract.body ? headerRefs("X-Ignored-Fields", "Preference-Applied") : {}), ...(idempotent ? headerRefs("Idempotent-Replayed") : {}) },
+    });
     operation.security = [{ bearerAuth: [] }];
     operation.parameters = [
       ...(operation.parameters ?? []),
-      requestIdHeader,
-      ...(method === "post" || method === "patch" ? [backfillHeader] : []),
-      ...(contract.body ? [preferHeader] : []),
+      parameterRef("RequestId"),
+      ...(idempotent ? [parameterRef("IdempotencyKey")] : []),
+      ...(method === "post" || method === "patch" ? [parameterRef("Backfill")] : []),
+      ...(contract.body ? [parameterRef("Prefer")] : []),
     ];
   }
 
   (document as { webhooks?: unknown }).webhooks = webhooksSection();
+  const components = (document.components ??= {});
+  components.parameters = { ...components.parameters, ...PARAMETERS };
+  components.headers = { ...components.headers, ...HEADERS };
+  document.tags = TAGS;
+  document.info.contact = { name: "Commerce Data Ingestion API", url: "/docs" };
+  document.info.license = { name: "MIT", identifier: "MIT" };
 
   // The library's own error shapes are never what this API answers with.
   const schemas = document.components?.schemas ?? {};

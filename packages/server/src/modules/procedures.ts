@@ -1,4 +1,4 @@
-import { ERRORS, errorDetailSchema, type ErrorCode, type ErrorDetail } from "@commerce-ingest/shared";
+import { errorBodyOf, errorBodySchema, errorDetailSchema, type ErrorCode, type ErrorDetail, type ErrorWireCode } from "@commerce-ingest/shared";
 import { z } from "zod";
 import { storeBodyProcedure, storeProcedure } from "../auth/auth.middleware.js";
 import type { StoreContext } from "../auth/store-context.js";
@@ -189,6 +189,7 @@ type ItemResult = {
   stale?: true;
   ignored_fields?: string[];
   error?: string;
+  code?: ErrorWireCode;
   details?: ErrorDetail[];
 };
 
@@ -201,12 +202,7 @@ function batchItems(raw: Record<string, unknown> | undefined): unknown[] {
   return items;
 }
 
-const refusal = (externalId: string | null, error: AppError): ItemResult => ({
-  status: error.status,
-  external_id: externalId,
-  error: error.message,
-  ...(error.details ? { details: error.details } : {}),
-});
+const refusal = (externalId: string | null, error: AppError): ItemResult => ({ status: error.status, external_id: externalId, ...errorBodyOf(error.code, error.details) });
 
 type ParsedItem<Body> = { externalId: string | null; value: Body; ignored: string[]; refused?: undefined } | { externalId: string | null; refused: ItemResult };
 
@@ -274,6 +270,7 @@ export function batchProcedure<Body extends z.ZodType, Record extends object>(sp
     stale: z.literal(true).optional().meta({ description: "Present when the item was older than the stored record (`source_updated_at`) and not applied." }),
     ignored_fields: z.array(z.string()).optional().meta({ description: "Fields of the item the API does not know, ignored (without strict handling)." }),
     error: z.string().optional().meta({ description: "On 422 and 500: the error's message." }),
+    code: errorBodySchema.shape.code.optional().meta({ description: "On 422 and 500: the error's stable code, as an error body's." }),
     details: z.array(errorDetailSchema).optional().meta({ description: "On 422: one entry per failing field of the item." }),
   });
   const output = z.object({
@@ -349,7 +346,7 @@ export function batchProcedure<Body extends z.ZodType, Record extends object>(sp
             } else {
               // Ours, not the caller's: this item's savepoint rolled back, so it was not stored; the others go on.
               ctx.logger.error({ err: errorForLog(error), requestId: ctx.requestId }, "batch item failed");
-              done.push({ status: 500, external_id: item.externalId, error: ERRORS.INTERNAL.message });
+              done.push({ status: 500, external_id: item.externalId, ...errorBodyOf("INTERNAL") });
             }
           }
         }
