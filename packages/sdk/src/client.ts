@@ -198,6 +198,19 @@ export class CommerceIngestClient {
    * carries an `Idempotency-Key` that its retries reuse, so a retry never
    * duplicates and answers as the first attempt did.
    */
+  /** What this client has warned is deprecated: each call (method and path, ids left out) once. */
+  readonly #deprecationsWarned = new Set<string>();
+
+  /** An answer saying its call is deprecated (`Deprecation`, `Sunset`: see the API's versioning policy) is logged once per call. */
+  #warnIfDeprecated(method: string, path: string, headers: Headers): void {
+    const deprecation = headers.get("deprecation");
+    if (deprecation === null) return;
+    const call = `${method} ${(path.split("?")[0] ?? path).replace(/^(\/api\/v\d+\/stores\/)[^/]+/, "$1{store_id}").replace(/^(\/api\/v\d+\/stores\/\{store_id\}\/[a-z]+\/)(?!batch$)[^/]+$/, "$1{external_id}")}`;
+    if (this.#deprecationsWarned.has(call)) return;
+    this.#deprecationsWarned.add(call);
+    this.#log.warn("commerce-ingest: this call is deprecated", { call, deprecation, sunset: headers.get("sunset") ?? undefined, link: headers.get("link") ?? undefined });
+  }
+
   async request<T>(method: string, path: string, body: unknown, options: RequestOptions = {}): Promise<ApiResult<T>> {
     const requestId = options.requestId ?? randomUUID();
     const maxRetries = options.maxRetries ?? this.maxRetries;
@@ -239,6 +252,7 @@ export class CommerceIngestClient {
         const answeredId = response.headers.get("x-request-id") ?? requestId;
         status = response.status;
         this.#log.debug("commerce-ingest: response", { ...call, status, ms: Date.now() - started });
+        this.#warnIfDeprecated(method, path, response.headers);
         let parsed: unknown = null;
         if (text) {
           try {

@@ -191,3 +191,17 @@ describe("what the client tells", () => {
     expect(error).toMatchObject({ code: "UNKNOWN", body: { error: "HTTP 502" }, details: [] });
   });
 });
+
+describe("deprecations", () => {
+  it("an answer that says its call is deprecated is logged once per call, with its sunset", async () => {
+    const deprecated = { status: 200, body: { external_id: "+14155552671" }, headers: { Deprecation: "@1798761600", Sunset: "Sat, 01 Jan 2028 00:00:00 GMT", Link: '<https://example.test/migrate>; rel="deprecation"' } };
+    const { lines, logger } = recordingLogger();
+    const scripted = scriptedFetch([deprecated]);
+    const api = client(scripted.fetch, { logLevel: "warn", logger });
+    for (const store of [1, 2, 3]) await api.customers.upsert(store, customer);
+    const warnings = lines.filter((line) => line.message === "commerce-ingest: this call is deprecated");
+    expect(warnings).toEqual([
+      { level: "warn", message: "commerce-ingest: this call is deprecated", fields: { call: "POST /api/v1/stores/{store_id}/customers", deprecation: "@1798761600", sunset: "Sat, 01 Jan 2028 00:00:00 GMT", link: '<https://example.test/migrate>; rel="deprecation"' } },
+    ]);
+  });
+});
