@@ -7,11 +7,13 @@ import type {
   CheckoutRecord,
   Customer,
   CustomerInput,
+  CustomerListItem,
   CustomerRecord,
   Order,
   OrderInput,
   OrderPatch,
   OrderRecord,
+  Page,
   Shipment,
   ShipmentInput,
   ShipmentRecord,
@@ -54,6 +56,57 @@ async function upsertMany<T>(client: CommerceIngestClient, path: string, items: 
   return total;
 }
 
+/** What a list asks for: records changed after a time, so many a page, from a page's cursor. */
+export type ListParams = {
+  /** Only records last changed after this time (a `Date`, or ISO 8601 with a zone). */
+  updatedAfter?: Date | string | undefined;
+  /** Records per page, 1 to 1,000 (the API's default: 100). */
+  limit?: number | undefined;
+  /** Where to start: a page's `next_cursor`. */
+  cursor?: string | undefined;
+};
+
+/**
+ * The records of a list, every page of it: iterate it with `for await` and it
+ * fetches the next page as you reach it, until `next_cursor` is null. Records
+ * come in the order they last changed; one changed while you page comes again
+ * later, in its newest form. `pages()` gives the pages themselves.
+ */
+export type RecordList<T> = AsyncIterable<T> & {
+  /** Each page, in order, with its `next_cursor` (save it to resume from there). */
+  pages(): AsyncIterable<Page<T>>;
+};
+
+function listQuery(params: ListParams): string {
+  const query = new URLSearchParams();
+  if (params.updatedAfter !== undefined) query.set("updated_after", params.updatedAfter instanceof Date ? params.updatedAfter.toISOString() : params.updatedAfter);
+  if (params.limit !== undefined) query.set("limit", String(params.limit));
+  if (params.cursor !== undefined) query.set("cursor", params.cursor);
+  const text = query.toString();
+  return text ? `?${text}` : "";
+}
+
+function listPage<T>(client: CommerceIngestClient, path: string, params: ListParams = {}, options?: RequestOptions): Promise<ApiResult<Page<T>>> {
+  return client.request<Page<T>>("GET", `${path}${listQuery(params)}`, undefined, options);
+}
+
+function listAll<T>(client: CommerceIngestClient, path: string, params: ListParams = {}, options?: RequestOptions): RecordList<T> {
+  async function* pages(): AsyncGenerator<Page<T>> {
+    let cursor = params.cursor;
+    do {
+      const { data: page } = await listPage<T>(client, path, { ...params, cursor }, options);
+      yield page;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor !== undefined);
+  }
+  return {
+    pages,
+    async *[Symbol.asyncIterator]() {
+      for await (const page of pages()) yield* page.data;
+    },
+  };
+}
+
 async function upsert<T>(client: CommerceIngestClient, path: string, body: unknown, options?: RequestOptions): Promise<UpsertResult<T>> {
   const result = await client.request<T>("POST", path, body, options);
   return { ...result, created: result.status === 201, stale: result.headers.get("x-stale-write") === "ignored" };
@@ -62,6 +115,19 @@ async function upsert<T>(client: CommerceIngestClient, path: string, body: unkno
 /** `POST /orders`, `PATCH /orders/{external_id}` and `GET /orders/{external_id}`. */
 export class Orders {
   constructor(private readonly client: CommerceIngestClient) {}
+
+  /**
+   * The store's orders, as read back one by one, every page: `for await (const record of ...list(storeId))`.
+   * In the order they last changed; see `RecordList`.
+   */
+  list(storeId: number, params?: ListParams, options?: RequestOptions): RecordList<OrderRecord> {
+    return listAll(this.client, `${storePath(storeId)}/orders`, params, options);
+  }
+
+  /** One page of `list`: its records and `next_cursor` (`null`: nothing more has changed, for now). */
+  listPage(storeId: number, params?: ListParams, options?: RequestOptions): Promise<ApiResult<Page<OrderRecord>>> {
+    return listPage(this.client, `${storePath(storeId)}/orders`, params, options);
+  }
 
   /** Creates or updates an order (key: its `external_id`), and upserts its customer. */
   upsert(storeId: number, order: OrderInput, options?: RequestOptions): Promise<UpsertResult<Order>> {
@@ -88,6 +154,19 @@ export class Orders {
 export class Customers {
   constructor(private readonly client: CommerceIngestClient) {}
 
+  /**
+   * The store's customers, erased ones too, without personal data (`erased_at` set), every page: `for await (const record of ...list(storeId))`.
+   * In the order they last changed; see `RecordList`.
+   */
+  list(storeId: number, params?: ListParams, options?: RequestOptions): RecordList<CustomerListItem> {
+    return listAll(this.client, `${storePath(storeId)}/customers`, params, options);
+  }
+
+  /** One page of `list`: its records and `next_cursor` (`null`: nothing more has changed, for now). */
+  listPage(storeId: number, params?: ListParams, options?: RequestOptions): Promise<ApiResult<Page<CustomerListItem>>> {
+    return listPage(this.client, `${storePath(storeId)}/customers`, params, options);
+  }
+
   /** Creates or updates a customer (key: `external_id`, else its E.164 phone). */
   upsert(storeId: number, customer: CustomerInput, options?: RequestOptions): Promise<UpsertResult<Customer>> {
     return upsert(this.client, `${storePath(storeId)}/customers`, customer, options);
@@ -113,6 +192,19 @@ export class Customers {
 export class Checkouts {
   constructor(private readonly client: CommerceIngestClient) {}
 
+  /**
+   * The store's checkouts, as read back one by one, every page: `for await (const record of ...list(storeId))`.
+   * In the order they last changed; see `RecordList`.
+   */
+  list(storeId: number, params?: ListParams, options?: RequestOptions): RecordList<CheckoutRecord> {
+    return listAll(this.client, `${storePath(storeId)}/checkouts`, params, options);
+  }
+
+  /** One page of `list`: its records and `next_cursor` (`null`: nothing more has changed, for now). */
+  listPage(storeId: number, params?: ListParams, options?: RequestOptions): Promise<ApiResult<Page<CheckoutRecord>>> {
+    return listPage(this.client, `${storePath(storeId)}/checkouts`, params, options);
+  }
+
   /** Creates or updates an abandoned checkout, and upserts its customer. */
   upsert(storeId: number, checkout: CheckoutInput, options?: RequestOptions): Promise<UpsertResult<Checkout>> {
     return upsert(this.client, `${storePath(storeId)}/checkouts`, checkout, options);
@@ -137,6 +229,19 @@ export class Checkouts {
 /** `POST /shipments` and `GET /shipments/{external_id}`. */
 export class Shipments {
   constructor(private readonly client: CommerceIngestClient) {}
+
+  /**
+   * The store's shipments, as read back one by one, every page: `for await (const record of ...list(storeId))`.
+   * In the order they last changed; see `RecordList`.
+   */
+  list(storeId: number, params?: ListParams, options?: RequestOptions): RecordList<ShipmentRecord> {
+    return listAll(this.client, `${storePath(storeId)}/shipments`, params, options);
+  }
+
+  /** One page of `list`: its records and `next_cursor` (`null`: nothing more has changed, for now). */
+  listPage(storeId: number, params?: ListParams, options?: RequestOptions): Promise<ApiResult<Page<ShipmentRecord>>> {
+    return listPage(this.client, `${storePath(storeId)}/shipments`, params, options);
+  }
 
   /** Creates or updates a shipment linked to the order named by `order_external_id`. @throws ValidationError when there is no such order */
   upsert(storeId: number, shipment: ShipmentInput, options?: RequestOptions): Promise<UpsertResult<Shipment>> {

@@ -477,3 +477,18 @@ export interface WebhookMessageOf<F extends Flow> {
 
 /** A messaging-webhook delivery (the body `X-Signature` covers), told apart by `flow`. */
 export type WebhookMessage = { [F in Flow]: WebhookMessageOf<F> }[Flow];
+
+/** A customer in a list: an erased one too, without any personal data. */
+export interface CustomerListItem extends Omit<CustomerRecord, "external_id"> {
+  /** Your shop's id, or the E.164 phone it was keyed by; `null` for an erased customer that was keyed by its phone. */
+  external_id: string | null;
+  /** When the customer was erased (its personal fields are then empty); `null` for an active one. */
+  erased_at: string | null;
+}
+
+/** A page of a list: its records in the order they last changed, and where the next page starts. */
+export interface Page<T> {
+  data: T[];
+  /** Send it as `cursor` for the next page; `null`: nothing more has changed, for now. */
+  next_cursor: string | null;
+}

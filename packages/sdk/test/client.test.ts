@@ -122,6 +122,32 @@ describe("reading back, headers and strict handling against a running service", 
     expect(failures[2]).toMatchObject({ message: "Reworded: ORDER NOT FOUND", body: { code: "order_not_found" } });
   });
 
+  it("lists every record of a store, page after page, as an async iterator", async () => {
+    const t = await service.tenant();
+    const scoped = client.store(t.storeId);
+    const own = new CommerceIngestClient({ apiKey: t.apiKey, baseUrl: service.url }).store(t.storeId);
+    const ids = ["l-1", "l-2", "l-3", "l-4", "l-5"];
+    await own.orders.upsertMany(ids.map((id) => ({ external_id: id, placed_at: placedAt, total_price: 1, customer: { phone: "+14155552671" } })), { backfill: true });
+    const seen: string[] = [];
+    for await (const order of own.orders.list({ limit: 2 })) seen.push(order.external_id);
+    expect(seen.sort()).toEqual(ids);
+    const pages = [];
+    for await (const page of own.orders.list({ limit: 2 }).pages()) pages.push(page.data.length);
+    expect(pages).toEqual([2, 2, 1]);
+    const first = await own.orders.listPage({ limit: 4 });
+    expect(first.data).toMatchObject({ data: [{}, {}, {}, {}], next_cursor: expect.any(String) });
+    const rest = await own.orders.listPage({ limit: 4, cursor: first.data.next_cursor ?? "" });
+    expect(rest.data.data.map((order) => order.external_id)).toHaveLength(1);
+    expect(rest.data.next_cursor).toBeNull();
+    // Another team's key lists nothing of this store.
+    const refused = await scoped.orders.listPage().catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: "STORE_FORBIDDEN" });
+    await own.customers.delete("+14155552671");
+    const customers = [];
+    for await (const customer of own.customers.list()) customers.push(customer);
+    expect(customers).toEqual([expect.objectContaining({ external_id: null, phone: null, erased_at: expect.any(String) })]);
+  });
+
   it("refuses unknown fields by default, and names them on the result when strict is off", async () => {
     await client.orders.upsert(tenant.storeId, { external_id: "st-o1", placed_at: placedAt, total_price: 1, customer: { phone: "+14155552671" } });
     const typo = { financial_staus: "refunded" } as unknown as OrderPatch;

@@ -38,4 +38,6 @@ export type Checks = [
   Assert<Equals<sdk.FlowContents[sdk.Flow], shared.FlowContent>>,
   Assert<Equals<sdk.WebhookMessage, shared.WebhookMessage>>,
   Assert<Equals<sdk.ErrorCode, shared.ErrorCode>>,
+  Assert<Equals<sdk.CustomerListItem, shared.CustomerListItem>>,
+  Assert<Equals<sdk.Page<sdk.OrderRecord>, shared.Page<shared.OrderRecord>>>,
 ];

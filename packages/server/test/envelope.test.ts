@@ -43,10 +43,10 @@ describe("error envelope", () => {
   });
 
   it("405 Method not allowed with Allow on a known path", async () => {
-    const res = await server.request("GET", `/api/v1/stores/${tenant.store.id}/customers`, { key: tenant.key });
+    const res = await server.request("DELETE", `/api/v1/stores/${tenant.store.id}/customers`, { key: tenant.key });
     expect(res.status).toBe(405);
     expect(res.body).toEqual({ error: "Method not allowed", code: "method_not_allowed" });
-    expect(res.headers.get("allow")).toBe("POST");
+    expect(res.headers.get("allow")).toBe("GET, POST");
     const put = await server.request("PUT", `/api/v1/stores/${tenant.store.id}/customers/abc`, { key: tenant.key, body: {} });
     expect(put.status).toBe(405);
     expect(put.headers.get("allow")).toBe("GET, DELETE");

@@ -7,3 +7,4 @@ export * from "./shipment.js";
 export * from "./flows.js";
 export * from "./activity.js";
 export * from "./admin.js";
+export * from "./list.js";

@@ -1,4 +1,4 @@
-import { errorBodyOf, errorBodySchema, errorDetailSchema, type ErrorCode, type ErrorDetail, type ErrorWireCode } from "@commerce-ingest/shared";
+import { errorBodyOf, errorBodySchema, errorDetailSchema, listQuerySchema, type ErrorCode, type ErrorDetail, type ErrorWireCode, type Page } from "@commerce-ingest/shared";
 import { z } from "zod";
 import { storeBodyProcedure, storeProcedure } from "../auth/auth.middleware.js";
 import type { StoreContext } from "../auth/store-context.js";
@@ -11,6 +11,7 @@ import { AppError } from "../errors.js";
 import { errorForLog } from "../logger.js";
 import { parseBody, type PhonePath } from "./body.js";
 import { gatherPushes } from "./gather.js";
+import type { PageRequest } from "./pages.js";
 
 /** What every store-scoped procedure can answer, before its own rules: the key, the rate limit, the store, the service. */
 export const STORE_ERRORS = [
@@ -176,6 +177,40 @@ export function getProcedure<Record extends object>(spec: GetSpec<Record>) {
     .input(recordParams)
     .output<z.ZodType<object, object>>(spec.output)
     .query(({ ctx, input }) => spec.get({ db: ctx.db, store: ctx.store }, input.external_id));
+}
+
+type ListSpec<Record extends object> = {
+  resource: Resource;
+  summary: string;
+  output: z.ZodType<Page<Record>, Page<Record>>;
+  list(call: Omit<ServiceCall, "options">, request: PageRequest): Promise<Page<Record>>;
+};
+
+/**
+ * `GET /api/v1/stores/{store_id}/<resource>`: the store's records a page at a
+ * time, in the order they last changed (then their id), from `updated_after`,
+ * with the same checks as the reads. A caller pages with `next_cursor` until
+ * it is `null`; a record changed meanwhile comes again, in its newest form.
+ */
+export function listProcedure<Record extends object>(spec: ListSpec<Record>) {
+  return storeProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: `/api/v1/stores/{store_id}/${spec.resource}`,
+        tags: [spec.resource],
+        summary: spec.summary,
+        description:
+          "The store's records as read back one by one, a page at a time (`limit`, default 100, at most 1,000), in the order they last changed, then their id. " +
+          "Send the page's `next_cursor` as `cursor` for the next one, until it is `null`. Paging while writes go on returns every record that did not change exactly once, " +
+          "and every record that changed meanwhile at least once, in its newest form: a change moves a record to the end. `updated_after` starts from a time instead of the beginning.",
+        protect: true,
+      },
+      contract: { success: { 200: "A page of records" }, errors: [...STORE_ERRORS, "VALIDATION_FAILED"] },
+    })
+    .input(storeParams.extend(listQuerySchema.shape))
+    .output<z.ZodType<object, object>>(spec.output)
+    .query(({ ctx, input }) => spec.list({ db: ctx.db, store: ctx.store }, input));
 }
 
 /** The most records one batch may carry. */

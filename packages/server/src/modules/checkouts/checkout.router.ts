@@ -1,6 +1,6 @@
-import { checkoutInputSchema, checkoutPatchSchema, checkoutRecordSchema, checkoutSchema } from "@commerce-ingest/shared";
+import { checkoutInputSchema, checkoutPageSchema, checkoutPatchSchema, checkoutRecordSchema, checkoutSchema } from "@commerce-ingest/shared";
 import { router } from "../../trpc.js";
-import { batchProcedure, getProcedure, patchProcedure, upsertProcedure, upsertSpec } from "../procedures.js";
+import { batchProcedure, getProcedure, listProcedure, patchProcedure, upsertProcedure, upsertSpec } from "../procedures.js";
 import * as checkouts from "./checkout.service.js";
 
 const checkoutUpsert = upsertSpec({
@@ -30,6 +30,7 @@ const checkoutUpsert = upsertSpec({
 });
 
 export const checkoutRouter = router({
+  list: listProcedure({ resource: "checkouts", summary: "List checkouts, in the order they changed", output: checkoutPageSchema, list: (call, request) => checkouts.listCheckouts(call.db, call.store, request) }),
   retrieve: getProcedure({
     resource: "checkouts",
     summary: "Read a checkout back",

@@ -1,4 +1,4 @@
-import type { Checkout, CheckoutInput, CheckoutPatch, CheckoutRecord } from "@commerce-ingest/shared";
+import type { Checkout, CheckoutInput, CheckoutPatch, CheckoutRecord, Page } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/store-context.js";
 import { checkoutRecoveryJobs, type TriggerOptions } from "../../automations/flows/index.js";
 import { enqueueJobs } from "../../automations/jobs.repository.js";
@@ -11,12 +11,23 @@ import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import { customerWrite, embeddedInOneGroup, upsertEmbeddedCustomers } from "../customers/customer.service.js";
 import { byShape, inOneGroup, inOneStatement, orStored, presentOnly, sharedOptionalColumns } from "../fields.js";
+import { pageWindow, toPage, type PageRequest } from "../pages.js";
 import * as repo from "./checkout.repository.js";
 
 /** The stored checkout, read back (404 `Checkout not found` when there is none). */
 export async function getCheckout(db: Db, store: StoreContext, externalId: string): Promise<CheckoutRecord> {
   const row = unstorableText(externalId) ? undefined : await repo.findCheckoutRecord(db, store.id, externalId);
   if (!row) throw new AppError("CHECKOUT_NOT_FOUND");
+  return toCheckoutRecord(row);
+}
+
+/** A page of the store's checkouts, read back, in the order they changed. */
+export async function listCheckouts(db: Db, store: StoreContext, request: PageRequest): Promise<Page<CheckoutRecord>> {
+  const window = await pageWindow(db, request);
+  return toPage(await repo.listCheckoutRecords(db, store.id, window), window, toCheckoutRecord);
+}
+
+function toCheckoutRecord(row: NonNullable<Awaited<ReturnType<typeof repo.findCheckoutRecord>>>): CheckoutRecord {
   return {
     ...toCheckout(row),
     abandoned_at: formatTimestamp(row.abandoned_at),

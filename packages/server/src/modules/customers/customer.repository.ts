@@ -4,6 +4,7 @@ import type { Executor, Trx } from "../../db/types.js";
 import { arrayParameter, freshOrFail, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted } from "../../db/sql.js";
 import { contactSyncJobRows } from "../../automations/flows/contact-sync.js";
 import { insertJobRows } from "../../automations/jobs.repository.js";
+import { inWindow, type PageWindow } from "../../db/pages.js";
 import { LockOrderConflict } from "../../db/transaction.js";
 
 /** The fields an upsert writes; absent ones keep their stored value. */
@@ -227,6 +228,11 @@ export async function erasedAfterMany(db: Executor, storeId: number, pushes: Rea
 export function findActiveCustomers(db: Executor, storeId: number, externalIds: readonly string[]) {
   if (externalIds.length === 0) return Promise.resolve([]);
   return db.selectFrom("customers").selectAll().where("store_id", "=", storeId).where("external_id", "in", [...externalIds]).where("deleted_at", "is", null).execute();
+}
+
+/** A page of the store's customers, erased ones too, in the order they changed (see `inWindow`). */
+export function listCustomers(db: Executor, storeId: number, window: PageWindow) {
+  return inWindow(db.selectFrom("customers as cu").selectAll("cu").where("cu.store_id", "=", storeId), "cu", window).execute();
 }
 
 export function findActiveCustomer(db: Executor, storeId: number, externalId: string) {

@@ -1,7 +1,7 @@
-import { customerInputSchema, customerRecordSchema, customerSchema } from "@commerce-ingest/shared";
+import { customerInputSchema, customerPageSchema, customerRecordSchema, customerSchema } from "@commerce-ingest/shared";
 import { z } from "zod";
 import { router } from "../../trpc.js";
-import { batchProcedure, getProcedure, recordParams, STORE_ERRORS, storeProcedure, upsertProcedure, upsertSpec } from "../procedures.js";
+import { batchProcedure, getProcedure, listProcedure, recordParams, STORE_ERRORS, storeProcedure, upsertProcedure, upsertSpec } from "../procedures.js";
 import * as customers from "./customer.service.js";
 
 const customerUpsert = upsertSpec({
@@ -35,6 +35,12 @@ const customerUpsert = upsertSpec({
 });
 
 export const customerRouter = router({
+  list: listProcedure({
+    resource: "customers",
+    summary: "List customers, in the order they changed (erased ones without personal data)",
+    output: customerPageSchema,
+    list: (call, request) => customers.listCustomers(call.db, call.store, request),
+  }),
   retrieve: getProcedure({
     resource: "customers",
     summary: "Read a customer back, with its E.164 phone",

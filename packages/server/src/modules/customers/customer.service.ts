@@ -1,4 +1,4 @@
-import type { Customer, CustomerInput, CustomerRecord } from "@commerce-ingest/shared";
+import type { Customer, CustomerInput, CustomerListItem, CustomerRecord, Page } from "@commerce-ingest/shared";
 import { AppError } from "../../errors.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import type { StoreContext } from "../../auth/store-context.js";
@@ -9,6 +9,7 @@ import { olderThanStored } from "../../db/sql.js";
 import { inStatement, inTransaction } from "../../db/transaction.js";
 import { byShape, inOneGroup, inOneStatement, orStored, presentOnly } from "../fields.js";
 import { unstorableText } from "../../text.js";
+import { pageWindow, toPage, type PageRequest } from "../pages.js";
 import * as repo from "./customer.repository.js";
 
 export function toCustomer(row: CustomerRow): Customer {
@@ -131,6 +132,10 @@ export function embeddedInOneGroup(
 export async function getCustomer(db: Db, store: StoreContext, externalId: string): Promise<CustomerRecord> {
   const row = unstorableText(externalId) ? undefined : await repo.findActiveCustomer(db, store.id, externalId);
   if (!row) throw new AppError("CUSTOMER_NOT_FOUND");
+  return toCustomerRecord(row);
+}
+
+function toCustomerRecord(row: CustomerRow): CustomerRecord {
   return {
     ...toCustomer(row),
     phone: row.phone,
@@ -138,6 +143,20 @@ export async function getCustomer(db: Db, store: StoreContext, externalId: strin
     created_at: formatTimestamp(row.created_at),
     updated_at: formatTimestamp(row.updated_at),
   };
+}
+
+/**
+ * A page of the store's customers, read back, in the order they changed;
+ * erased ones too, as the erasure left them: no personal field, and no key
+ * when the key was their phone.
+ */
+export async function listCustomers(db: Db, store: StoreContext, request: PageRequest): Promise<Page<CustomerListItem>> {
+  const window = await pageWindow(db, request);
+  return toPage(await repo.listCustomers(db, store.id, window), window, (row) => ({
+    ...toCustomerRecord(row),
+    external_id: row.external_id,
+    erased_at: formatOptionalTimestamp(row.deleted_at),
+  }));
 }
 
 /** The published response of a customer that is not there: the key, every other field empty. */

@@ -5,6 +5,7 @@ import { contactSyncJobRows } from "../../automations/flows/contact-sync.js";
 import { postPurchaseJobRows } from "../../automations/flows/post-purchase.js";
 import { insertJobRows } from "../../automations/jobs.repository.js";
 import { fieldsOf, withCustomers, type CustomersToWrite } from "../customers/customer.repository.js";
+import { inWindow, type PageWindow } from "../../db/pages.js";
 import { onlyRow, statement } from "../../db/statement.js";
 import type { Executor, OrderTable } from "../../db/types.js";
 import type { SharedOptionalColumns } from "../fields.js";
@@ -214,14 +215,16 @@ const updateOrderStatement = statement(
   },
 );
 
+/** A store's orders with their customers' keys, as they are read back. */
+const orderRecords = (db: Executor, storeId: number) =>
+  db.selectFrom("orders as o").leftJoin("customers as cu", "cu.id", "o.customer_id").selectAll("o").select("cu.external_id as customer_external_id").where("o.store_id", "=", storeId);
+
 /** The order with its customer's key, for reading back. */
 export function findOrderRecord(db: Executor, storeId: number, externalId: string) {
-  return db
-    .selectFrom("orders as o")
-    .leftJoin("customers as cu", "cu.id", "o.customer_id")
-    .selectAll("o")
-    .select("cu.external_id as customer_external_id")
-    .where("o.store_id", "=", storeId)
-    .where("o.external_id", "=", externalId)
-    .executeTakeFirst();
+  return orderRecords(db, storeId).where("o.external_id", "=", externalId).executeTakeFirst();
+}
+
+/** A page of the store's orders as they are read back, in the order they changed (see `inWindow`). */
+export function listOrderRecords(db: Executor, storeId: number, window: PageWindow) {
+  return inWindow(orderRecords(db, storeId), "o", window).execute();
 }

@@ -1,6 +1,6 @@
-import { orderInputSchema, orderPatchSchema, orderRecordSchema, orderSchema } from "@commerce-ingest/shared";
+import { orderInputSchema, orderPageSchema, orderPatchSchema, orderRecordSchema, orderSchema } from "@commerce-ingest/shared";
 import { router } from "../../trpc.js";
-import { batchProcedure, getProcedure, patchProcedure, upsertProcedure, upsertSpec } from "../procedures.js";
+import { batchProcedure, getProcedure, listProcedure, patchProcedure, upsertProcedure, upsertSpec } from "../procedures.js";
 import * as orders from "./order.service.js";
 
 const orderUpsert = upsertSpec({
@@ -33,6 +33,7 @@ const orderUpsert = upsertSpec({
 });
 
 export const orderRouter = router({
+  list: listProcedure({ resource: "orders", summary: "List orders, in the order they changed", output: orderPageSchema, list: (call, request) => orders.listOrders(call.db, call.store, request) }),
   retrieve: getProcedure({
     resource: "orders",
     summary: "Read an order back",

@@ -1,4 +1,4 @@
-import type { Order, OrderInput, OrderPatch, OrderRecord } from "@commerce-ingest/shared";
+import type { Order, OrderInput, OrderPatch, OrderRecord, Page } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/store-context.js";
 import type { TriggerOptions } from "../../automations/flows/index.js";
 import { olderThanStored } from "../../db/sql.js";
@@ -10,6 +10,7 @@ import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import { customerWrite, embeddedInOneGroup, upsertEmbeddedCustomers } from "../customers/customer.service.js";
 import { byShape, inOneGroup, inOneStatement, orStored, presentOnly, sharedOptionalColumns } from "../fields.js";
+import { pageWindow, toPage, type PageRequest } from "../pages.js";
 import * as repo from "./order.repository.js";
 
 
@@ -17,6 +18,16 @@ import * as repo from "./order.repository.js";
 export async function getOrder(db: Db, store: StoreContext, externalId: string): Promise<OrderRecord> {
   const row = unstorableText(externalId) ? undefined : await repo.findOrderRecord(db, store.id, externalId);
   if (!row) throw new AppError("ORDER_NOT_FOUND");
+  return toOrderRecord(row);
+}
+
+/** A page of the store's orders, read back, in the order they changed. */
+export async function listOrders(db: Db, store: StoreContext, request: PageRequest): Promise<Page<OrderRecord>> {
+  const window = await pageWindow(db, request);
+  return toPage(await repo.listOrderRecords(db, store.id, window), window, toOrderRecord);
+}
+
+function toOrderRecord(row: NonNullable<Awaited<ReturnType<typeof repo.findOrderRecord>>>): OrderRecord {
   return {
     ...toOrder(row),
     placed_at: formatTimestamp(row.placed_at),

@@ -1,7 +1,7 @@
-import { shipmentInputSchema, shipmentRecordSchema, shipmentSchema } from "@commerce-ingest/shared";
+import { shipmentInputSchema, shipmentPageSchema, shipmentRecordSchema, shipmentSchema } from "@commerce-ingest/shared";
 import { AppError } from "../../errors.js";
 import { router } from "../../trpc.js";
-import { batchProcedure, getProcedure, upsertProcedure, upsertSpec } from "../procedures.js";
+import { batchProcedure, getProcedure, listProcedure, upsertProcedure, upsertSpec } from "../procedures.js";
 import * as shipments from "./shipment.service.js";
 
 const shipmentUpsert = upsertSpec({
@@ -33,6 +33,7 @@ const shipmentUpsert = upsertSpec({
 });
 
 export const shipmentRouter = router({
+  list: listProcedure({ resource: "shipments", summary: "List shipments, in the order they changed", output: shipmentPageSchema, list: (call, request) => shipments.listShipments(call.db, call.store, request) }),
   retrieve: getProcedure({
     resource: "shipments",
     summary: "Read a shipment back, with its order's external_id",

@@ -1,4 +1,4 @@
-import type { Shipment, ShipmentInput, ShipmentRecord } from "@commerce-ingest/shared";
+import type { Page, Shipment, ShipmentInput, ShipmentRecord } from "@commerce-ingest/shared";
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import type { StoreContext } from "../../auth/store-context.js";
@@ -9,12 +9,23 @@ import { inStatement, inTransaction } from "../../db/transaction.js";
 import type { Db, ShipmentRow } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import { byShape, inOneGroup, inOneStatement, orStored, presentOnly, sharedOptionalColumns } from "../fields.js";
+import { pageWindow, toPage, type PageRequest } from "../pages.js";
 import * as repo from "./shipment.repository.js";
 
 /** The stored shipment, read back with its order's external id (404 `Shipment not found` when there is none). */
 export async function getShipment(db: Db, store: StoreContext, externalId: string): Promise<ShipmentRecord> {
   const row = unstorableText(externalId) ? undefined : await repo.findShipmentRecord(db, store.id, externalId);
   if (!row) throw new AppError("SHIPMENT_NOT_FOUND");
+  return toShipmentRecord(row);
+}
+
+/** A page of the store's shipments, read back, in the order they changed. */
+export async function listShipments(db: Db, store: StoreContext, request: PageRequest): Promise<Page<ShipmentRecord>> {
+  const window = await pageWindow(db, request);
+  return toPage(await repo.listShipmentRecords(db, store.id, window), window, toShipmentRecord);
+}
+
+function toShipmentRecord(row: NonNullable<Awaited<ReturnType<typeof repo.findShipmentRecord>>>): ShipmentRecord {
   return {
     ...toShipment(row),
     order_external_id: row.order_external_id,

@@ -1,0 +1,55 @@
+import { sql, type SelectQueryBuilder } from "kysely";
+import type { Executor } from "./types.js";
+
+/** A page of a store's records in the order they changed: where it starts, and how far it may read. */
+export type PageWindow = {
+  /** Every change before this time is committed, and no later commit can add one before it (see `changeHorizon`). */
+  horizon: string;
+  /** The last row of the page before: its change time (UTC, microseconds) and id. */
+  after: { at: string; id: number } | undefined;
+  /** Only rows changed after this time (ISO 8601). */
+  updatedAfter: string | undefined;
+  limit: number;
+};
+
+/** A row's change time as a cursor holds it: UTC, to the microsecond, which a JavaScript date would round. */
+const changeTime = (column: ReturnType<typeof sql.ref>) => sql<string>`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD HH24:MI:SS.US')`;
+
+/**
+ * The time before which a list may read changes: the start of the oldest
+ * transaction still running on the database (now, when none is). A record's
+ * `updated_at` is the time its writing transaction started, so a change before
+ * this is committed already, and none can commit before it later: a page that
+ * ends here never skips a record whose write was still under way. Read in a
+ * statement of its own, before the page's own (whose snapshot then sees every
+ * transaction that ended by then).
+ */
+export async function changeHorizon(db: Executor): Promise<string> {
+  const { rows } = await sql<{ horizon: string }>`
+    select ${changeTime(sql.ref("t"))} as horizon
+    from (select least(now(), coalesce((
+      select min(xact_start) from pg_stat_activity
+      where pid <> pg_backend_pid() and xact_start is not null and backend_type = 'client backend'), now())) as t) as h`.execute(db);
+  return rows[0]?.horizon ?? "";
+}
+
+/**
+ * The rows of `alias` (a table with `store_id`-scoped `updated_at` and `id`)
+ * within the window, in the order they changed then by id, one more than the
+ * limit (one more comes back when there is a next page), each with its
+ * `change_at` for the cursor. The table's index on (store_id, updated_at, id)
+ * serves it.
+ */
+export function inWindow<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>, alias: string, window: PageWindow) {
+  const at = sql.ref(`${alias}.updated_at`);
+  const id = sql.ref(`${alias}.id`);
+  let page = query.where(sql<boolean>`${at} < ${window.horizon}::timestamp at time zone 'UTC'`);
+  if (window.after) page = page.where(sql<boolean>`(${at}, ${id}) > (${window.after.at}::timestamp at time zone 'UTC', ${window.after.id}::bigint)`);
+  // Later than the time, at the precision responses give times in (milliseconds): a record's own `updated_at` is not after itself.
+  if (window.updatedAfter !== undefined) page = page.where(sql<boolean>`${at} >= date_trunc('milliseconds', ${window.updatedAfter}::timestamptz) + interval '1 millisecond'`);
+  return page
+    .select(changeTime(at).as("change_at"))
+    .orderBy(at)
+    .orderBy(id)
+    .limit(window.limit + 1);
+}
