@@ -124,6 +124,7 @@ function webhooksSection(): Record<string, unknown> {
   return {
     message: {
       post: {
+        operationId: "receiveMessage",
         summary: "A message to send, delivered to your endpoint",
         description:
           "One message per delivery, told apart by `flow`; `content` is the flow's payload. Answer any 2xx once it is handled: " +
@@ -133,7 +134,12 @@ function webhooksSection(): Record<string, unknown> {
           { name: "X-Message-Id", ...header("The message's `id`, stable across retries: drop a repeat by it.", "3f1c2a9e-6b1d-4c53-9a55-0e7a1b2c3d4e") },
         ],
         requestBody: { required: true, content: { "application/json": { schema: createSchema(webhookMessageSchema, { io: "output" }).schema } } },
-        responses: { "200": { description: "Handled (any 2xx)" } },
+        // Authenticated by its signature (`X-Signature`), not by a key of this API.
+        security: [],
+        responses: {
+          "200": { description: "Handled: any 2xx answer ends the delivery" },
+          default: { description: "Not handled: any other answer, or none within the timeout, is retried with backoff, with the same `id`, until it ends failed" },
+        },
       },
     },
   };
@@ -205,7 +211,7 @@ export function buildOpenApiDocument(appRouter: AnyRouter, facts: GuideFacts = {
   components.parameters = { ...components.parameters, ...PARAMETERS };
   components.headers = { ...components.headers, ...HEADERS };
   document.tags = TAGS;
-  document.info.contact = { name: "Commerce Data Ingestion API", url: "/docs" };
+  document.info.contact = { name: "Commerce Data Ingestion API" };
   document.info.license = { name: "MIT", identifier: "MIT" };
 
   // The library's own error shapes are never what this API answers with.
