@@ -1,5 +1,5 @@
 import net from "node:net";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 const DEFAULT_POSTGRES = "postgres://postgres@127.0.0.1:5432/test";
 
@@ -38,9 +38,13 @@ export default defineConfig(async () => {
           test: {
             name: "sdk",
             include: ["packages/sdk/test/**/*.test.ts", "examples/**/*.test.ts"],
+            // The edge runtime's own test runs in its project (below).
+            exclude: [...configDefaults.exclude, "packages/sdk/test/edge.test.ts"],
             env: postgresUrl ? { TEST_DATABASE_URL: postgresUrl } : {},
           },
         },
+        // The SDK's tests that need no service, again in an edge runtime (Web APIs only: no Buffer, no process, no require).
+        { extends: true, test: { name: "sdk-edge", include: ["packages/sdk/test/retries.test.ts", "packages/sdk/test/webhooks.test.ts", "packages/sdk/test/edge.test.ts"], environment: "edge-runtime" } },
         // Faults (PostgreSQL restarted, crashed, frozen; processes killed): `pnpm test:faults`, on a cluster of their own.
         ...(process.env.INGEST_FAULTS ? [{ extends: true, test: { name: "faults", include: ["packages/server/faults/**/*.test.ts"], testTimeout: 240_000 } }] : []),
         // The web console in Chromium, against the built server and console.

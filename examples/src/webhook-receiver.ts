@@ -27,22 +27,32 @@ function describe(message: WebhookMessage): string {
 }
 
 function startReceiver(port: number): Promise<http.Server> {
+  /** Answers one delivery: 200 once handled (or a repeat), 400 for a bad signature. */
+  async function receive(raw: Buffer, signature: string | undefined): Promise<number> {
+    try {
+      // The raw bytes, before any JSON parsing: the signature covers them.
+      const message = await verifyWebhook(raw, signature, secret);
+      if (handled.has(message.id)) say(`  ${message.id}: a repeat, dropped`);
+      else say(`  ${message.flow}: ${describe(message)}`);
+      handled.add(message.id);
+      return 200;
+    } catch (error) {
+      if (!(error instanceof WebhookVerificationError)) throw error;
+      say(`  refused: ${error.message}`);
+      return 400;
+    }
+  }
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
-      try {
-        // The raw bytes, before any JSON parsing: the signature covers them.
-        const message = verifyWebhook(Buffer.concat(chunks), req.headers["x-signature"] as string | undefined, secret);
-        if (handled.has(message.id)) say(`  ${message.id}: a repeat, dropped`);
-        else say(`  ${message.flow}: ${describe(message)}`);
-        handled.add(message.id);
-        res.writeHead(200).end();
-      } catch (error) {
-        if (!(error instanceof WebhookVerificationError)) throw error;
-        say(`  refused: ${error.message}`);
-        res.writeHead(400).end();
-      }
+      receive(Buffer.concat(chunks), req.headers["x-signature"] as string | undefined).then(
+        (status) => res.writeHead(status).end(),
+        (error: unknown) => {
+          console.error(error);
+          res.writeHead(500).end();
+        },
+      );
     });
   });
   return new Promise((resolve) => server.listen(port, "127.0.0.1", () => resolve(server)));
@@ -83,11 +93,11 @@ await main(async () => {
     },
   ];
   for (const message of [...messages, messages[0] as WebhookMessage]) {
-    const { body, headers } = signWebhookForTest(message, secret);
+    const { body, headers } = await signWebhookForTest(message, secret);
     const response = await fetch(url, { method: "POST", body, headers });
     if (!response.ok) throw new Error(`the receiver answered ${response.status}`);
   }
-  const forged = signWebhookForTest(messages[0] as WebhookMessage, "not-the-secret");
+  const forged = await signWebhookForTest(messages[0] as WebhookMessage, "not-the-secret");
   const refused = await fetch(url, { method: "POST", body: forged.body, headers: forged.headers });
   say(`A message signed with another secret was answered ${refused.status}`);
   server.close();

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import packageJson from "../package.json" with { type: "json" };
 import { AbortError, APIError, CommerceIngestError, ConnectionError, TimeoutError } from "./errors.js";
 import { createLogger, parseLogLevel, type Logger, type LogLevel } from "./logger.js";
@@ -212,7 +211,7 @@ export class CommerceIngestClient {
   }
 
   async request<T>(method: string, path: string, body: unknown, options: RequestOptions = {}): Promise<ApiResult<T>> {
-    const requestId = options.requestId ?? randomUUID();
+    const requestId = options.requestId ?? crypto.randomUUID();
     const maxRetries = options.maxRetries ?? this.maxRetries;
     const timeout = options.timeout ?? this.timeout;
     const headers: Record<string, string> = {
@@ -226,7 +225,7 @@ export class CommerceIngestClient {
     if (body !== undefined) headers["Content-Type"] = "application/json";
     if (body !== undefined && (options.strict ?? this.#strict)) headers.Prefer = "handling=strict";
     if (options.backfill) headers["X-Backfill"] = "true";
-    if (WRITES.has(method.toUpperCase())) headers["Idempotency-Key"] = options.idempotencyKey ?? randomUUID();
+    if (WRITES.has(method.toUpperCase())) headers["Idempotency-Key"] = options.idempotencyKey ?? crypto.randomUUID();
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const call = { method, path, requestId };
 

@@ -73,10 +73,17 @@ console.log(JSON.stringify({ kind: "esm", error: error.name, client: typeof clie
 const client = new CommerceIngestClient({ apiKey: "k".repeat(24), baseUrl: "http://127.0.0.1:1", maxRetries: 0 });
 client.orders.update(1, "x", {}).catch((e) => console.log(JSON.stringify({ kind: "cjs", error: e.name, isConnection: e instanceof ConnectionError })));`,
     );
-    const esm = await run(process.execPath, ["esm.mjs"], { cwd: project });
-    expect(JSON.parse(esm.stdout)).toEqual({ kind: "esm", error: "ConnectionError", client: "function", verify: "function", v: "function" });
-    const cjs = await run(process.execPath, ["cjs.cjs"], { cwd: project });
-    expect(JSON.parse(cjs.stdout)).toEqual({ kind: "cjs", error: "ConnectionError", isConnection: true });
+    // On each Node.js the package says it supports: this one, and the newest 22 and 24 (installed from npm as devDependencies).
+    const runtimes = [process.execPath, ...["node-22", "node-24"].map((name) => path.join(sdkDir, "node_modules", name, "bin", "node"))];
+    const versions: string[] = [];
+    for (const node of runtimes) {
+      versions.push((await run(node, ["--version"])).stdout.trim().split(".")[0] ?? "");
+      const esm = await run(node, ["esm.mjs"], { cwd: project });
+      expect(JSON.parse(esm.stdout)).toEqual({ kind: "esm", error: "ConnectionError", client: "function", verify: "function", v: "function" });
+      const cjs = await run(node, ["cjs.cjs"], { cwd: project });
+      expect(JSON.parse(cjs.stdout)).toEqual({ kind: "cjs", error: "ConnectionError", isConnection: true });
+    }
+    expect(versions).toEqual(["v20", "v22", "v24"]);
 
     expect(fs.readdirSync(path.join(project, "node_modules"))).toEqual(["@commerce-ingest"]);
   });
@@ -94,6 +101,21 @@ client.orders.update(1, "x", {}).catch((e) => console.log(JSON.stringify({ kind:
     await run(process.execPath, [tsc, ...common, "--module", "commonjs", "--moduleResolution", "node10", "--esModuleInterop", "check.ts"], { cwd: project });
     const declarations = fs.readFileSync(path.join(project, "node_modules/@commerce-ingest/sdk/dist/index.d.ts"), "utf8");
     expect(declarations).not.toMatch(/from ["'](zod|@commerce-ingest\/shared)/);
+  });
+
+  it("packs its code from a checkout that never built it: packing builds it first", { timeout: 120_000 }, async () => {
+    // A copy of the package's sources beside it (its tsconfig extends the repository's), with no dist.
+    const clean = fs.mkdtempSync(path.join(sdkDir, "..", ".sdk-clean-"));
+    try {
+      for (const file of ["src", "package.json", "tsup.config.ts", "tsconfig.json", "README.md", "CHANGELOG.md"]) fs.cpSync(path.join(sdkDir, file), path.join(clean, file), { recursive: true });
+      fs.symlinkSync(path.join(sdkDir, "node_modules"), path.join(clean, "node_modules"));
+      expect(fs.existsSync(path.join(clean, "dist"))).toBe(false);
+      const { stdout } = await run("npm", ["pack", "--dry-run", "--json"], { cwd: clean });
+      const [packed] = JSON.parse(stdout.slice(stdout.indexOf("["))) as Array<{ files: Array<{ path: string }> }>;
+      expect(packed?.files.map((file) => file.path)).toEqual(expect.arrayContaining(["dist/index.js", "dist/index.cjs", "dist/index.d.ts", "dist/index.d.cts"]));
+    } finally {
+      fs.rmSync(clean, { recursive: true, force: true });
+    }
   });
 
   it("is ready to publish: npm publish --dry-run of the packed tarball", { timeout: 120_000 }, async () => {
