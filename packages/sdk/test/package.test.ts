@@ -111,7 +111,8 @@ client.orders.update(1, "x", {}).catch((e) => console.log(JSON.stringify({ kind:
       fs.symlinkSync(path.join(sdkDir, "node_modules"), path.join(clean, "node_modules"));
       expect(fs.existsSync(path.join(clean, "dist"))).toBe(false);
       const { stdout } = await run("npm", ["pack", "--dry-run", "--json"], { cwd: clean });
-      const [packed] = JSON.parse(stdout.slice(stdout.indexOf("["))) as Array<{ files: Array<{ path: string }> }>;
+      // The build's own lines come first (CI shows them): the JSON starts on a line of its own.
+      const [packed] = JSON.parse(stdout.slice(stdout.search(/^\[$/m))) as Array<{ files: Array<{ path: string }> }>;
       expect(packed?.files.map((file) => file.path)).toEqual(expect.arrayContaining(["dist/index.js", "dist/index.cjs", "dist/index.d.ts", "dist/index.d.cts"]));
     } finally {
       fs.rmSync(clean, { recursive: true, force: true });
