@@ -26,10 +26,19 @@ const idPath = (externalId: string) => encodeURIComponent(externalId);
 /** The most records the API takes in one batch. */
 export const BATCH_LIMIT = 1000;
 
+/** The most bytes of JSON one batch request carries by default: under the service's default body limit (1 MiB). */
+export const BATCH_MAX_BYTES = 1_000_000;
+
 /** Options of `upsertMany`: those of any call, and how to split. */
 export type BatchOptions = RequestOptions & {
   /** Records per request, 1 to 1,000 (default 1,000). */
   batchSize?: number | undefined;
+  /**
+   * Bytes of JSON per request (default 1,000,000, under the service's default
+   * 1 MiB body limit): a batch closes at whichever of `batchSize` and this
+   * comes first, so realistic orders of 1 to 3 KB never cross the limit.
+   */
+  maxBatchBytes?: number | undefined;
   /** Called after each batch with the running totals. */
   onProgress?: ((progress: { done: number; total: number; created: number; updated: number; failed: number }) => void) | undefined;
 };
@@ -40,13 +49,39 @@ export type BatchOptions = RequestOptions & {
  * in the results; a request that fails as a whole throws (nothing of that
  * batch was stored), after the batches before it were stored.
  */
+/**
+ * The items split into batches of at most `batchSize` records and
+ * `maxBytes` bytes of JSON (`{"items":[...]}`); a record larger than that
+ * alone goes alone (the service then answers 413).
+ */
+function* batches(items: readonly unknown[], batchSize: number, maxBytes: number): Generator<unknown[]> {
+  const encoder = new TextEncoder();
+  const envelope = encoder.encode('{"items":[]}').length;
+  let batch: unknown[] = [];
+  let bytes = envelope;
+  for (const item of items) {
+    const size = encoder.encode(JSON.stringify(item)).length;
+    // After the first record, each takes a comma too.
+    if (batch.length > 0 && (batch.length >= batchSize || bytes + 1 + size > maxBytes)) {
+      yield batch;
+      batch = [];
+      bytes = envelope;
+    }
+    bytes += (batch.length > 0 ? 1 : 0) + size;
+    batch.push(item);
+  }
+  if (batch.length > 0) yield batch;
+}
+
 async function upsertMany<T>(client: CommerceIngestClient, path: string, items: readonly unknown[], options: BatchOptions = {}): Promise<BatchResult<T>> {
-  const { batchSize = BATCH_LIMIT, onProgress, idempotencyKey, ...request } = options;
+  const { batchSize = BATCH_LIMIT, maxBatchBytes = BATCH_MAX_BYTES, onProgress, idempotencyKey, ...request } = options;
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > BATCH_LIMIT) throw new RangeError(`batchSize must be a whole number from 1 to ${BATCH_LIMIT}`);
+  if (!Number.isInteger(maxBatchBytes) || maxBatchBytes < 1) throw new RangeError("maxBatchBytes must be a whole number of bytes");
   const total: BatchResult<T> = { results: [], counts: { created: 0, updated: 0, failed: 0 } };
-  for (let start = 0; start < items.length; start += batchSize) {
-    const key = idempotencyKey === undefined ? undefined : `${idempotencyKey}:${start / batchSize}`;
-    const { data } = await client.request<BatchResult<T>>("POST", `${path}/batch`, { items: items.slice(start, start + batchSize) }, { ...request, idempotencyKey: key });
+  let index = 0;
+  for (const batch of batches(items, batchSize, maxBatchBytes)) {
+    const key = idempotencyKey === undefined ? undefined : `${idempotencyKey}:${index++}`;
+    const { data } = await client.request<BatchResult<T>>("POST", `${path}/batch`, { items: batch }, { ...request, idempotencyKey: key });
     total.results.push(...data.results);
     total.counts.created += data.counts.created;
     total.counts.updated += data.counts.updated;

@@ -204,6 +204,34 @@ describe("upsertMany", () => {
     expect(again.counts).toEqual({ created: 0, updated: 4, failed: 0 });
     await expect(client.orders.upsertMany(tenant.storeId, orders, { batchSize: 1001 })).rejects.toThrow(RangeError);
   });
+
+  it("splits by bytes as well as by count: 3,000 orders of 1.4 KB never cross the body limit, as history", async () => {
+    const t = await service.tenant();
+    const own = new CommerceIngestClient({ apiKey: t.apiKey, baseUrl: service.url }).store(t.storeId);
+    const lineItems = Array.from({ length: 4 }, (_, i) => ({ sku: `SKU-${i}-${"x".repeat(120)}`, title: `A product with a long name, ${"y".repeat(120)}`, quantity: 1, price: 19.99 }));
+    const orders = Array.from({ length: 3000 }, (_, i) => ({
+      external_id: `bytes-${i}`,
+      placed_at: placedAt,
+      total_price: 79.96,
+      customer: { external_id: `bytes-c${i % 50}`, phone: "+14155552671", first_name: "Ada", last_name: "Lovelace", email: "ada@example.com" },
+      line_items: lineItems,
+      tags: ["web", "backfill"],
+    }));
+    expect(new TextEncoder().encode(JSON.stringify(orders[0])).length).toBeGreaterThan(1400);
+    const sizes: number[] = [];
+    let sent = 0;
+    const result = await own.orders.upsertMany(orders, {
+      backfill: true,
+      onProgress: ({ done }) => {
+        sizes.push(done - sent);
+        sent = done;
+      },
+    });
+    expect(result.counts).toEqual({ created: 3000, updated: 0, failed: 0 });
+    // Each request under 1,000,000 bytes: fewer than 1,000 orders of this size each.
+    expect(Math.max(...sizes)).toBeLessThan(1000);
+    expect(sizes.reduce((sum, n) => sum + n, 0)).toBe(3000);
+  });
 });
 
 describe("each error class from a real response", () => {

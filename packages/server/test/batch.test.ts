@@ -446,23 +446,40 @@ describe("batch endpoints", () => {
     expect(await postPurchases([a, b])).toEqual([]);
   });
 
-  it("count each record against the rate limit", async () => {
+  it("cost one unit of the rate limit per 250 records, and are refused 422, never 429, when they could never pass", async () => {
     const limited = await startTestServer({ rateLimit: { requests: 5, windowSeconds: 60 } });
     try {
       const t = await limited.createTenant();
-      const send = (n: number) =>
+      const send = (n: number, from = 0) =>
         limited.request("POST", `/api/v1/stores/${t.store.id}/customers/batch`, {
           key: t.key,
-          body: { items: Array.from({ length: n }, (_, i) => ({ phone: `+1202555${String(100 + i).padStart(4, "0")}` })) },
+          body: { items: Array.from({ length: n }, (_, i) => ({ phone: `+1202555${String(1000 + from + i).padStart(4, "0")}` })) },
         });
-      const first = await send(4);
+      const first = await send(1000);
       expect(first.status).toBe(200);
+      // 1,000 records: 4 units of 5.
       expect(first.headers.get("ratelimit-remaining")).toBe("1");
-      const second = await send(2);
-      expect(second.status).toBe(429);
-      expect(await limited.db.selectFrom("customers").select("id").where("store_id", "=", t.store.id).execute()).toHaveLength(4);
+      const second = await send(250, 1000);
+      expect(second.status).toBe(200);
+      expect(second.headers.get("ratelimit-remaining")).toBe("0");
+      const third = await send(1);
+      expect(third.status).toBe(429);
+      expect(await limited.db.selectFrom("customers").select("id").where("store_id", "=", t.store.id).execute()).toHaveLength(1250);
+      // Over 1,000 records: 422 before the limit is consulted, though the window is spent.
+      const tooMany = await send(1001);
+      expect(tooMany).toMatchObject({ status: 422, body: { code: "validation_failed", details: [{ path: "items", message: "must hold at most 1000 records (send more batches)" }] } });
     } finally {
       await limited.close();
+    }
+    const tiny = await startTestServer({ rateLimit: { requests: 2, windowSeconds: 60 } });
+    try {
+      const t = await tiny.createTenant();
+      // 1,000 records cost 4 units: they never fit a limit of 2, so retrying is no help.
+      const res = await tiny.request("POST", `/api/v1/stores/${t.store.id}/customers/batch`, { key: t.key, body: { items: Array.from({ length: 1000 }, () => ({ phone: "+12025550100" })) } });
+      expect(res).toMatchObject({ status: 422, body: { code: "validation_failed", details: [{ path: "items", message: "costs 4 units of a rate limit of 2 a window: send at most 500 records per batch" }] } });
+      expect(res.headers.get("retry-after")).toBeNull();
+    } finally {
+      await tiny.close();
     }
   });
 });

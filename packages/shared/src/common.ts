@@ -14,6 +14,10 @@ export const LIMITS = {
   lineItems: 1000,
   maxPrice: 999_999_999_999.99,
   phone: 64,
+  /** Records in one batch request. */
+  batchItems: 1000,
+  /** Records of a batch that cost one unit of the rate limit, as one request does: a batch of 1,000 costs 4. */
+  recordsPerRateUnit: 250,
 } as const;
 
 export const externalIdSchema = z.string().min(1).max(LIMITS.externalId);

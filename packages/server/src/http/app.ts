@@ -6,7 +6,7 @@ import { isDatabaseUnavailable } from "../db/index.js";
 import { appRouter } from "../router.js";
 import { createDocsRouter } from "./docs.js";
 import { errorForLog, pathForLog } from "../logger.js";
-import { sendErrorCode } from "./errors.js";
+import { refuseTooLarge, sendErrorCode } from "./errors.js";
 import { buildOpenApiDocument } from "./openapi.js";
 import { bearerToken, secretsEqual } from "../auth/api-key.js";
 import { isLocalAddress } from "../auth/auth.middleware.js";
@@ -99,13 +99,12 @@ export function createApp(services: Services, options: AppOptions): express.Expr
     next();
   });
 
-  // A body declared over the limit is refused before a byte of it is read, and the connection
-  // closed, so a client that claims megabytes and sends nothing holds nothing.
+  // A body declared over the limit is refused before a byte of it is read; the connection closes once the client
+  // has sent the rest, or after a short linger (see `refuseTooLarge`): a client that claims megabytes holds nothing.
   app.use((req, res, next) => {
     const declared = Number(req.headers["content-length"] ?? 0);
     if (!(declared > options.bodyLimitBytes)) return next();
-    res.setHeader("Connection", "close");
-    sendErrorCode(res, "BODY_TOO_LARGE");
+    refuseTooLarge(req, res);
   });
 
   app.use((req, res, next) => {
@@ -195,7 +194,7 @@ export function createApp(services: Services, options: AppOptions): express.Expr
     const type = typeof error === "object" && error !== null && "type" in error ? error.type : undefined;
     const status = typeof error === "object" && error !== null && "status" in error ? error.status : undefined;
     if (res.headersSent) return;
-    if (type === "entity.too.large") return sendErrorCode(res, "BODY_TOO_LARGE");
+    if (type === "entity.too.large") return refuseTooLarge(req, res);
     if (type === "encoding.unsupported" || type === "charset.unsupported") return sendErrorCode(res, "UNSUPPORTED_MEDIA_TYPE");
     if (type === "request.aborted" || type === "request.size.invalid") return sendErrorCode(res, "MALFORMED_JSON");
     // A path whose percent-encoding cannot be decoded names nothing here.

@@ -1,6 +1,7 @@
 import { ERRORS, errorBodyOf, type ErrorBody } from "@commerce-ingest/shared";
 import { TRPCError } from "@trpc/server";
-import type { Response } from "express";
+import type { Socket } from "node:net";
+import type { Request, Response } from "express";
 import { isDatabaseUnavailable } from "../db/index.js";
 import { AppError } from "../errors.js";
 import { hasIssues, toDetails } from "../validation.js";
@@ -42,6 +43,41 @@ export function toErrorResponse(error: unknown): ErrorResponse {
 
 export function sendError(res: Response, response: Pick<ErrorResponse, "status" | "body" | "headers">): void {
   res.set(response.headers).status(response.status).json(response.body);
+}
+
+/**
+ * How long a connection whose body was refused stays open to read the rest of
+ * it: long enough for a client that wrote the whole body at once to have sent
+ * it, short enough that one which never finishes holds nothing.
+ */
+const LINGER_MS = 2_000;
+
+/**
+ * Answers 413 so that every client reads it: a client that wrote its whole
+ * body at once reads its answer only after the write, and a server that
+ * closed with the body still arriving would reset the connection and lose
+ * the answer on the way. So the rest of the body is read and dropped (a
+ * "lingering close"), and the connection closed once it has all come, or
+ * after `LINGER_MS`.
+ */
+export function refuseTooLarge(req: Request, res: Response): void {
+  // Node ends a `Connection: close` answer's socket with `destroySoon` once the answer is sent, whatever is still
+  // arriving; this one reads the rest first. Its answer is on its way (`end`), and it is closed only when the rest has
+  // come, or once the linger has passed.
+  const socket = req.socket as Socket & { destroySoon?: () => void };
+  socket.destroySoon = () => {
+    socket.end();
+    const close = () => {
+      clearTimeout(timer);
+      if (socket.writableFinished) socket.destroy();
+      else socket.once("finish", () => socket.destroy());
+    };
+    const timer = setTimeout(close, LINGER_MS);
+    if (req.complete) return close();
+    req.once("end", close);
+    req.resume();
+  };
+  sendErrorCode(res, "BODY_TOO_LARGE", { Connection: "close" });
 }
 
 export function sendErrorCode(res: Response, code: keyof typeof ERRORS, headers: Record<string, string> = {}): void {

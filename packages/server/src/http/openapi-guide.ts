@@ -66,7 +66,7 @@ The first push answers \`201\`, the same push again \`200\`; reading it back sho
 
 ## Retries, limits and errors
 
-- **Rate limit**: ${rateLimit}. Every authenticated answer carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (seconds); past the limit, \`429\` with \`Retry-After\`.
+- **Rate limit**: ${rateLimit}; a batch costs one request per 250 records (a batch of 1,000 costs 4), and one over 1,000 records, or whose cost could never fit the limit, is a \`422\`, never a \`429\`. Every authenticated answer carries \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` (seconds); past the limit, \`429\` with \`Retry-After\`.
 - **Idempotency**: send \`Idempotency-Key\` (1 to 255 printable characters) on a \`POST\`, \`PATCH\` or \`DELETE\`, and a retry within 24 hours gets the first answer again (\`Idempotent-Replayed: true\`) instead of running twice. Upserts are safe to retry anyway; the key also keeps \`201\` right.
 - **Request ids**: every answer carries \`X-Request-Id\` (yours when you send one); quote it when asking for help.
 - **Errors** are \`{"error": "<message>", "code": "<code>"}\`: the message, as listed under each operation, is for people and may be reworded; the \`code\` (\`store_not_found\`, \`order_not_found\`, \`validation_failed\`, ...) never changes, and is what to branch on (the \`Error\` schema lists every code, whether a retry can help, and what it means). A \`422\` adds \`details\`, one \`{"path", "message"}\` per failing field (\`customer.phone\`). \`503\` with \`Retry-After\` means the database is briefly unreachable: retry.

@@ -1,4 +1,4 @@
-import { errorBodyOf, errorBodySchema, errorDetailSchema, listQuerySchema, type ErrorCode, type ErrorDetail, type ErrorWireCode, type Page } from "@commerce-ingest/shared";
+import { errorBodyOf, errorBodySchema, errorDetailSchema, LIMITS, listQuerySchema, type ErrorCode, type ErrorDetail, type ErrorWireCode, type Page } from "@commerce-ingest/shared";
 import { z } from "zod";
 import { storeBodyProcedure, storeProcedure } from "../auth/auth.middleware.js";
 import type { StoreContext } from "../auth/store-context.js";
@@ -214,7 +214,7 @@ export function listProcedure<Record extends object>(spec: ListSpec<Record>) {
 }
 
 /** The most records one batch may carry. */
-export const BATCH_LIMIT = 1000;
+export const BATCH_LIMIT = LIMITS.batchItems;
 
 /** What one item of a batch came to. */
 type ItemResult = {
