@@ -128,9 +128,13 @@ function listPage<T>(client: CommerceIngestClient, path: string, params: ListPar
 function listAll<T>(client: CommerceIngestClient, path: string, params: ListParams = {}, options?: RequestOptions): RecordList<T> {
   async function* pages(): AsyncGenerator<Page<T>> {
     let cursor = params.cursor;
+    let pause = 0;
     do {
       const { data: page } = await listPage<T>(client, path, { ...params, cursor }, options);
-      yield page;
+      if (page.data.length > 0) yield page;
+      // An empty page with a cursor: the service holds back changes a write still under way may precede; ask again shortly.
+      pause = page.data.length > 0 ? 0 : Math.min(2_000, Math.max(100, pause * 2));
+      if (page.next_cursor !== null && pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
       cursor = page.next_cursor ?? undefined;
     } while (cursor !== undefined);
   }

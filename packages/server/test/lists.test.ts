@@ -127,16 +127,21 @@ describe("lists", () => {
       await new Promise((resolve) => setTimeout(resolve, 20));
       const later = uid("later");
       await storeOrders(t, [later]);
-      const during = (await pageThrough(t, "orders")).flatMap((page) => page.data.map((record) => [record.external_id, record.financial_status]));
-      // The order as committed before, but neither the held write nor anything that changed after it started: a caller
-      // that went on from here misses nothing.
-      expect(during).toEqual([[early, null]]);
+      const list = (cursor?: string) => server.request("GET", `/api/v1/stores/${t.store.id}/orders${cursor ? `?cursor=${cursor}` : ""}`, { key: t.key });
+      const during = (await list()).body as Page;
+      // The order as committed before, but neither the held write nor anything that changed after it started; and a
+      // cursor, since something did: the caller goes on from here, and misses nothing.
+      expect(during.data.map((record) => [record.external_id, record.financial_status])).toEqual([[early, null]]);
+      expect(during.next_cursor).toEqual(expect.any(String));
+      const stillHeld = (await list(during.next_cursor ?? "")).body as Page;
+      expect(stillHeld).toEqual({ data: [], next_cursor: during.next_cursor });
       await trx.commit().execute();
-      const after = (await pageThrough(t, "orders")).flatMap((page) => page.data);
-      expect(after.map((record) => [record.external_id, record.financial_status])).toEqual([
+      const after = (await list(during.next_cursor ?? "")).body as Page;
+      expect(after.data.map((record) => [record.external_id, record.financial_status])).toEqual([
         [early, "held"],
         [later, null],
       ]);
+      expect(after.next_cursor).toBeNull();
     } catch (error) {
       await trx.rollback().execute();
       throw error;

@@ -29,7 +29,7 @@ export async function changeHorizon(db: Executor): Promise<string> {
     select ${changeTime(sql.ref("t"))} as horizon
     from (select least(now(), coalesce((
       select min(xact_start) from pg_stat_activity
-      where pid <> pg_backend_pid() and xact_start is not null and backend_type = 'client backend'), now())) as t) as h`.execute(db);
+      where pid <> pg_backend_pid() and xact_start is not null and backend_type = 'client backend' and datname = current_database()), now())) as t) as h`.execute(db);
   return rows[0]?.horizon ?? "";
 }
 
@@ -52,4 +52,20 @@ export function inWindow<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<D
     .orderBy(at)
     .orderBy(id)
     .limit(window.limit + 1);
+}
+
+/** The tables a list pages through. */
+export type ChangeTable = "orders" | "customers" | "checkouts" | "shipments";
+
+/**
+ * Whether the store has a row changed after `position` (and after the
+ * window's `updatedAfter`), the horizon aside: what a page that ended at the
+ * horizon left for the pages after it, once the writes under way commit.
+ */
+export async function changedAfter(db: Executor, table: ChangeTable, storeId: number, window: PageWindow, position: { at: string; id: number } | undefined): Promise<boolean> {
+  const after = position ? sql`and (updated_at, id) > (${position.at}::timestamp at time zone 'UTC', ${position.id}::bigint)` : sql``;
+  const since =
+    window.updatedAfter === undefined ? sql`` : sql`and updated_at >= date_trunc('milliseconds', ${window.updatedAfter}::timestamptz) + interval '1 millisecond'`;
+  const { rows } = await sql<{ more: boolean }>`select exists(select 1 from ${sql.table(table)} where store_id = ${storeId} ${after} ${since}) as more`.execute(db);
+  return rows[0]?.more === true;
 }

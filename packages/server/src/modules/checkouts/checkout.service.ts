@@ -11,7 +11,8 @@ import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import { customerWrite, embeddedInOneGroup, upsertEmbeddedCustomers } from "../customers/customer.service.js";
 import { byShape, inOneGroup, inOneStatement, orStored, presentOnly, sharedOptionalColumns } from "../fields.js";
-import { pageWindow, toPage, type PageRequest } from "../pages.js";
+import { listPage, type PageRequest } from "../pages.js";
+import type { PageWindow } from "../../db/pages.js";
 import * as repo from "./checkout.repository.js";
 
 /** The stored checkout, read back (404 `Checkout not found` when there is none). */
@@ -23,8 +24,7 @@ export async function getCheckout(db: Db, store: StoreContext, externalId: strin
 
 /** A page of the store's checkouts, read back, in the order they changed. */
 export async function listCheckouts(db: Db, store: StoreContext, request: PageRequest): Promise<Page<CheckoutRecord>> {
-  const window = await pageWindow(db, request);
-  return toPage(await repo.listCheckoutRecords(db, store.id, window), window, toCheckoutRecord);
+  return listPage(db, "checkouts", store.id, request, (window: PageWindow) => repo.listCheckoutRecords(db, store.id, window), toCheckoutRecord);
 }
 
 function toCheckoutRecord(row: NonNullable<Awaited<ReturnType<typeof repo.findCheckoutRecord>>>): CheckoutRecord {

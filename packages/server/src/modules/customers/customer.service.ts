@@ -9,7 +9,8 @@ import { olderThanStored } from "../../db/sql.js";
 import { inStatement, inTransaction } from "../../db/transaction.js";
 import { byShape, inOneGroup, inOneStatement, orStored, presentOnly } from "../fields.js";
 import { unstorableText } from "../../text.js";
-import { pageWindow, toPage, type PageRequest } from "../pages.js";
+import { listPage, type PageRequest } from "../pages.js";
+import type { PageWindow } from "../../db/pages.js";
 import * as repo from "./customer.repository.js";
 
 export function toCustomer(row: CustomerRow): Customer {
@@ -151,8 +152,7 @@ function toCustomerRecord(row: CustomerRow): CustomerRecord {
  * when the key was their phone.
  */
 export async function listCustomers(db: Db, store: StoreContext, request: PageRequest): Promise<Page<CustomerListItem>> {
-  const window = await pageWindow(db, request);
-  return toPage(await repo.listCustomers(db, store.id, window), window, (row) => ({
+  return listPage(db, "customers", store.id, request, (window: PageWindow) => repo.listCustomers(db, store.id, window), (row) => ({
     ...toCustomerRecord(row),
     external_id: row.external_id,
     erased_at: formatOptionalTimestamp(row.deleted_at),

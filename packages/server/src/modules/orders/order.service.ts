@@ -10,7 +10,8 @@ import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import { customerWrite, embeddedInOneGroup, upsertEmbeddedCustomers } from "../customers/customer.service.js";
 import { byShape, inOneGroup, inOneStatement, orStored, presentOnly, sharedOptionalColumns } from "../fields.js";
-import { pageWindow, toPage, type PageRequest } from "../pages.js";
+import { listPage, type PageRequest } from "../pages.js";
+import type { PageWindow } from "../../db/pages.js";
 import * as repo from "./order.repository.js";
 
 
@@ -23,8 +24,7 @@ export async function getOrder(db: Db, store: StoreContext, externalId: string):
 
 /** A page of the store's orders, read back, in the order they changed. */
 export async function listOrders(db: Db, store: StoreContext, request: PageRequest): Promise<Page<OrderRecord>> {
-  const window = await pageWindow(db, request);
-  return toPage(await repo.listOrderRecords(db, store.id, window), window, toOrderRecord);
+  return listPage(db, "orders", store.id, request, (window: PageWindow) => repo.listOrderRecords(db, store.id, window), toOrderRecord);
 }
 
 function toOrderRecord(row: NonNullable<Awaited<ReturnType<typeof repo.findOrderRecord>>>): OrderRecord {

@@ -9,7 +9,8 @@ import { inStatement, inTransaction } from "../../db/transaction.js";
 import type { Db, ShipmentRow } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import { byShape, inOneGroup, inOneStatement, orStored, presentOnly, sharedOptionalColumns } from "../fields.js";
-import { pageWindow, toPage, type PageRequest } from "../pages.js";
+import { listPage, type PageRequest } from "../pages.js";
+import type { PageWindow } from "../../db/pages.js";
 import * as repo from "./shipment.repository.js";
 
 /** The stored shipment, read back with its order's external id (404 `Shipment not found` when there is none). */
@@ -21,8 +22,7 @@ export async function getShipment(db: Db, store: StoreContext, externalId: strin
 
 /** A page of the store's shipments, read back, in the order they changed. */
 export async function listShipments(db: Db, store: StoreContext, request: PageRequest): Promise<Page<ShipmentRecord>> {
-  const window = await pageWindow(db, request);
-  return toPage(await repo.listShipmentRecords(db, store.id, window), window, toShipmentRecord);
+  return listPage(db, "shipments", store.id, request, (window: PageWindow) => repo.listShipmentRecords(db, store.id, window), toShipmentRecord);
 }
 
 function toShipmentRecord(row: NonNullable<Awaited<ReturnType<typeof repo.findShipmentRecord>>>): ShipmentRecord {
