@@ -10,6 +10,12 @@ export const distFile = (name: string) => path.join(serverDir, "dist", name);
 
 export type Proc = { child: ChildProcess; url: string | undefined; output: () => string; exited: Promise<number | null> };
 
+/**
+ * How long a process may take to start: 30 s, or `PROCESS_START_TIMEOUT_MS` on
+ * a machine busy enough (two suites at once, say) to need longer.
+ */
+const START_TIMEOUT_MS = Number(process.env.PROCESS_START_TIMEOUT_MS ?? 30_000);
+
 /** Starts a built entry point as its own process; waits for the server's "listening" line or the worker's "worker started". */
 export async function startProcess(entry: "main.js" | "worker.js", env: Record<string, string>): Promise<Proc> {
   const child = spawn(process.execPath, [distFile(entry)], {
@@ -25,7 +31,7 @@ export async function startProcess(entry: "main.js" | "worker.js", env: Record<s
       // Never leave a process behind that did not start as expected.
       child.kill("SIGKILL");
       reject(new Error(`${entry} did not start:\n${out}`));
-    }, 30_000);
+    }, START_TIMEOUT_MS);
     const check = () => {
       const listening = /"url":"(http:[^"]+)","database":"\w+"(?:,"worker":\w+)?,"msg":"listening"/.exec(out);
       if (listening?.[1] || (entry === "worker.js" && out.includes('"msg":"worker started"'))) {
