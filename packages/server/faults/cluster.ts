@@ -4,6 +4,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import type pg from "pg";
 
 const run = promisify(execFile);
 
@@ -103,4 +104,10 @@ export async function createCluster(port: number, settings: Record<string, strin
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Jobs not finished yet (pending or running): 0 once the workers have drained what a load left. */
+export async function unfinishedJobs(db: pg.Client): Promise<number> {
+  const { rows } = await db.query<{ n: string }>("select count(*) as n from automation_jobs where status in ('pending', 'running')");
+  return Number(rows[0]?.n);
 }

@@ -3,7 +3,7 @@ import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { operator, startProcess, stopAll, tempDir, type Proc } from "../test/processes.js";
-import { createCluster, faultTestsUnavailable, freePort, type Cluster } from "./cluster.js";
+import { createCluster, faultTestsUnavailable, freePort, unfinishedJobs, type Cluster } from "./cluster.js";
 
 /**
  * An ordinary day on a healthy database, made hard: two server processes and a
@@ -125,9 +125,7 @@ describe.runIf(!unavailable)("contention on a healthy database", () => {
     await db.connect();
     try {
       // The worker drains what the load left.
-      await expect
-        .poll(async () => Number((await db.query("select count(*) as n from automation_jobs where status in ('pending', 'running')")).rows[0].n), { timeout: 60_000, interval: 500 })
-        .toBe(0);
+      await expect.poll(() => unfinishedJobs(db), { timeout: 60_000, interval: 500 }).toBe(0);
       const stored = await db.query<{ external_id: string; total_price: string; financial_status: string | null; customer: string }>(
         "select o.external_id, o.total_price::text, o.financial_status, c.external_id as customer from orders o join customers c on c.id = o.customer_id",
       );

@@ -3,7 +3,7 @@ import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { operator, startProcess, stopAll, tempDir, type Proc } from "../test/processes.js";
-import { createCluster, faultTestsUnavailable, freePort, type Cluster } from "./cluster.js";
+import { createCluster, faultTestsUnavailable, freePort, unfinishedJobs, type Cluster } from "./cluster.js";
 
 /**
  * The service under faults: a steady load of unique order pushes while its
@@ -112,9 +112,7 @@ describe.runIf(!unavailable)("faults under load", () => {
     await db.connect();
     try {
       // The worker drains what the load left (a killed worker's jobs come back after their lease).
-      await expect
-        .poll(async () => Number((await db.query("select count(*) as n from automation_jobs where status in ('pending', 'running')")).rows[0].n), { timeout: 60_000, interval: 500 })
-        .toBe(0);
+      await expect.poll(() => unfinishedJobs(db), { timeout: 60_000, interval: 500 }).toBe(0);
 
       const acknowledged = outcomes.filter((outcome) => outcome.status === 201 || outcome.status === 200).map((outcome) => outcome.id);
       const stored = new Set((await db.query<{ external_id: string }>("select external_id from orders")).rows.map((row) => row.external_id));

@@ -44,7 +44,12 @@ function countRetry(error: unknown): void {
   else retries.stale_plan++;
 }
 
-/** A failure that running the same work again can cure: a deadlock, a serialization failure, a stale plan, a lock order conflict. */
+/**
+ * A failure that running the same work again can cure: a deadlock, a
+ * serialization failure, a stale plan, a lock order conflict, a lock or
+ * statement timeout (this last only while the request deadline allows: see
+ * `retried`).
+ */
 export function isRetryable(error: unknown): boolean {
   return RETRYABLE.has(codeOf(error)) || isStalePlan(error) || error instanceof LockOrderConflict || isTimedOut(error);
 }
