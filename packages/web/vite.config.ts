@@ -6,7 +6,8 @@ const server = process.env.CONSOLE_API_URL ?? "http://127.0.0.1:3000";
 
 export default defineConfig({
   plugins: [react()],
-  build: { outDir: "dist", emptyOutDir: true, sourcemap: true },
+  // No source map in the build: the server would serve it to anyone, with the console's sources.
+  build: { outDir: "dist", emptyOutDir: true, sourcemap: false },
   server: {
     port: 5173,
     proxy: { "/console/trpc": server, "/api": server, "/docs": server },

@@ -99,6 +99,14 @@ describe("sign-in", () => {
       code: "TOO_MANY_REQUESTS",
       message: "Too many sign-in attempts; try again later",
     });
+    // The browser is told when to try again.
+    const raw = await fetch(`${server.url}/console/trpc/session.signIn`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Origin: server.url },
+      body: JSON.stringify({ email: owner.email, password: PASSWORD }),
+    });
+    expect(raw.status).toBe(429);
+    expect(Number(raw.headers.get("retry-after"))).toBeGreaterThan(0);
   });
 
   it("with the right password opens a session; sign-out deletes it", async () => {

@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import type { Browser, Page } from "playwright-core";
@@ -115,6 +116,18 @@ describe.runIf(browserAvailable())("the web console in Chromium", () => {
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.waitForURL("**/settings/api-keys");
     await page.close();
+  });
+
+  it("ships its production build without source maps: none built, none served", async () => {
+    const assets = fs.readdirSync(path.resolve(import.meta.dirname, "..", "dist", "assets"));
+    const scripts = assets.filter((file) => file.endsWith(".js"));
+    expect(scripts.length).toBeGreaterThan(0);
+    expect(assets.filter((file) => file.endsWith(".map"))).toEqual([]);
+    for (const script of scripts) {
+      const res = await fetch(`${url}/assets/${script}.map`);
+      expect(res.status).toBe(404);
+      expect(fs.readFileSync(path.resolve(import.meta.dirname, "..", "dist", "assets", script), "utf8")).not.toContain("sourceMappingURL");
+    }
   });
 
   it("a member of another team can neither see nor delete this team's keys through the console's procedures", async () => {

@@ -5,6 +5,7 @@ import { parseCookie } from "cookie";
 import express, { type Request, type Response } from "express";
 import { consoleRouter } from "../console/console.router.js";
 import { createContextInner, type ConsoleHttp, type Services } from "../context.js";
+import { AppError } from "../errors.js";
 import { errorForLog } from "../logger.js";
 
 export const CONSOLE_API_PREFIX = "/console/trpc";
@@ -53,6 +54,11 @@ export function createConsoleApi(services: Services): express.Router {
         createContextInner(services, { requestId: String(res.locals.requestId), http: consoleHttp(req, res, services.accounts.cookieSecure) }),
       onError: ({ error, path: procedure }) => {
         if (error.code === "INTERNAL_SERVER_ERROR") services.logger.error({ err: errorForLog(error.cause ?? error), procedure }, "console request failed");
+      },
+      // An error's own headers (a throttled sign-in's Retry-After) reach the browser as the API's do.
+      responseMeta: ({ errors }) => {
+        const headers = Object.assign({}, ...errors.map((error) => (error.cause instanceof AppError ? (error.cause.headers ?? {}) : {}))) as Record<string, string>;
+        return Object.keys(headers).length > 0 ? { headers } : {};
       },
     }),
   );
