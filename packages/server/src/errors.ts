@@ -1,4 +1,4 @@
-import { ERRORS, type ErrorCode, type ErrorDetail } from "@commerce-ingest/shared";
+import { ERRORS, LIMITS, type ErrorCode, type ErrorDetail } from "@commerce-ingest/shared";
 
 /**
  * The server's one error type. Its code picks the status and message from the
@@ -17,3 +17,7 @@ export class AppError extends Error {
     this.status = ERRORS[code].status;
   }
 }
+
+/** A batch of more records than one request may carry: refused whole, before anything of it is read further. */
+export const batchTooLarge = () =>
+  new AppError("VALIDATION_FAILED", [{ path: "items", message: `must hold at most ${LIMITS.batchItems} records (send more batches)` }]);

@@ -1,6 +1,6 @@
 import type { Context } from "../context.js";
 import { baseProcedure, middleware, type Meta } from "../trpc.js";
-import { AppError } from "../errors.js";
+import { AppError, batchTooLarge } from "../errors.js";
 import { runOnce } from "../modules/requests/idempotency.js";
 import { bearerToken, hashApiKey, looksLikeApiKey, secretsEqual } from "./api-key.js";
 import { parseStoreId, type StoreContext } from "./store-context.js";
@@ -37,7 +37,7 @@ async function refused(ctx: Context, code: "API_KEY_MISSING" | "API_KEY_INVALID"
 function rateLimitCost(batch: boolean | undefined, body: Record<string, unknown> | undefined, limit: number | undefined): number {
   const items = batch ? body?.items : undefined;
   if (!Array.isArray(items)) return 1;
-  if (items.length > LIMITS.batchItems) throw new AppError("VALIDATION_FAILED", [{ path: "items", message: `must hold at most ${LIMITS.batchItems} records (send more batches)` }]);
+  if (items.length > LIMITS.batchItems) throw batchTooLarge();
   const cost = Math.max(1, Math.ceil(items.length / LIMITS.recordsPerRateUnit));
   if (limit !== undefined && cost > limit) {
     throw new AppError("VALIDATION_FAILED", [

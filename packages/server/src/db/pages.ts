@@ -1,12 +1,15 @@
-import { sql, type SelectQueryBuilder } from "kysely";
+import { sql, type RawBuilder, type SelectQueryBuilder } from "kysely";
 import type { Executor } from "./types.js";
+
+/** A row's place in a list: its change time (UTC, to the microsecond) and id. */
+export type PagePosition = { at: string; id: number };
 
 /** A page of a store's records in the order they changed: where it starts, and how far it may read. */
 export type PageWindow = {
   /** Every change before this time is committed, and no later commit can add one before it (see `changeHorizon`). */
   horizon: string;
-  /** The last row of the page before: its change time (UTC, microseconds) and id. */
-  after: { at: string; id: number } | undefined;
+  /** The last row of the page before. */
+  after: PagePosition | undefined;
   /** Only rows changed after this time (ISO 8601). */
   updatedAfter: string | undefined;
   limit: number;
@@ -43,11 +46,9 @@ export async function changeHorizon(db: Executor): Promise<string> {
 export function inWindow<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>, alias: string, window: PageWindow) {
   const at = sql.ref(`${alias}.updated_at`);
   const id = sql.ref(`${alias}.id`);
-  let page = query.where(sql<boolean>`${at} < ${window.horizon}::timestamp at time zone 'UTC'`);
-  if (window.after) page = page.where(sql<boolean>`(${at}, ${id}) > (${window.after.at}::timestamp at time zone 'UTC', ${window.after.id}::bigint)`);
-  // Later than the time, at the precision responses give times in (milliseconds): a record's own `updated_at` is not after itself.
-  if (window.updatedAfter !== undefined) page = page.where(sql<boolean>`${at} >= date_trunc('milliseconds', ${window.updatedAfter}::timestamptz) + interval '1 millisecond'`);
-  return page
+  return query
+    .where(sql<boolean>`${at} < ${window.horizon}::timestamp at time zone 'UTC'`)
+    .where(changedLater(alias, window.after, window.updatedAfter))
     .select(changeTime(at).as("change_at"))
     .orderBy(at)
     .orderBy(id)
@@ -62,10 +63,22 @@ export type ChangeTable = "orders" | "customers" | "checkouts" | "shipments";
  * window's `updatedAfter`), the horizon aside: what a page that ended at the
  * horizon left for the pages after it, once the writes under way commit.
  */
-export async function changedAfter(db: Executor, table: ChangeTable, storeId: number, window: PageWindow, position: { at: string; id: number } | undefined): Promise<boolean> {
-  const after = position ? sql`and (updated_at, id) > (${position.at}::timestamp at time zone 'UTC', ${position.id}::bigint)` : sql``;
-  const since =
-    window.updatedAfter === undefined ? sql`` : sql`and updated_at >= date_trunc('milliseconds', ${window.updatedAfter}::timestamptz) + interval '1 millisecond'`;
-  const { rows } = await sql<{ more: boolean }>`select exists(select 1 from ${sql.table(table)} where store_id = ${storeId} ${after} ${since}) as more`.execute(db);
+export async function changedAfter(db: Executor, table: ChangeTable, storeId: number, window: PageWindow, position: PagePosition): Promise<boolean> {
+  const { rows } = await sql<{ more: boolean }>`
+    select exists(select 1 from ${sql.table(table)} as t where t.store_id = ${storeId} and ${changedLater("t", position, window.updatedAfter)}) as more`.execute(db);
   return rows[0]?.more === true;
+}
+
+/**
+ * The rows of `alias` after `position` in change order (then id), and
+ * changed after `updatedAfter` at the precision responses give times in
+ * (milliseconds: a record's own `updated_at` is not after itself).
+ */
+function changedLater(alias: string, position: PagePosition | undefined, updatedAfter: string | undefined): RawBuilder<boolean> {
+  const at = sql.ref(`${alias}.updated_at`);
+  const conditions = [
+    ...(position ? [sql`(${at}, ${sql.ref(`${alias}.id`)}) > (${position.at}::timestamp at time zone 'UTC', ${position.id}::bigint)`] : []),
+    ...(updatedAfter === undefined ? [] : [sql`${at} >= date_trunc('milliseconds', ${updatedAfter}::timestamptz) + interval '1 millisecond'`]),
+  ];
+  return conditions.length === 0 ? sql<boolean>`true` : sql<boolean>`(${sql.join(conditions, sql` and `)})`;
 }

@@ -1,5 +1,5 @@
 import type { Page } from "@commerce-ingest/shared";
-import { changedAfter, changeHorizon, type ChangeTable, type PageWindow } from "../db/pages.js";
+import { changedAfter, changeHorizon, type ChangeTable, type PagePosition, type PageWindow } from "../db/pages.js";
 import type { Db } from "../db/types.js";
 import { AppError } from "../errors.js";
 
@@ -12,7 +12,7 @@ const CHANGE_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{6}$/;
 /** A cursor: where the page before ended (its last row's change time and id), opaque to callers. */
 const encodeCursor = (at: string, id: number) => Buffer.from(JSON.stringify([at, id])).toString("base64url");
 
-function decodeCursor(cursor: string): { at: string; id: number } {
+function decodeCursor(cursor: string): PagePosition {
   try {
     const value: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
     if (Array.isArray(value) && typeof value[0] === "string" && CHANGE_TIME.test(value[0]) && Number.isSafeInteger(value[1]) && Number(value[1]) >= 0) {
@@ -25,7 +25,7 @@ function decodeCursor(cursor: string): { at: string; id: number } {
 }
 
 /** The window of the page a request asks for, up to the change horizon read now (see `changeHorizon`). */
-export async function pageWindow(db: Db, request: PageRequest): Promise<PageWindow> {
+async function pageWindow(db: Db, request: PageRequest): Promise<PageWindow> {
   const after = request.cursor === undefined ? undefined : decodeCursor(request.cursor);
   return { horizon: await changeHorizon(db), after, updatedAfter: request.updated_after, limit: request.limit ?? DEFAULT_LIMIT };
 }
@@ -56,7 +56,7 @@ export async function listPage<Row extends { change_at: string; id: number }, Re
 }
 
 /** Where a list starts: before its first row, or before the first change after `updated_after` (to the millisecond). */
-function startOf(window: PageWindow): { at: string; id: number } {
+function startOf(window: PageWindow): PagePosition {
   if (window.updatedAfter === undefined) return { at: "0001-01-01 00:00:00.000000", id: 0 };
   const millisecond = new Date(window.updatedAfter).toISOString().replace("T", " ").replace("Z", "");
   return { at: `${millisecond}999`, id: Number.MAX_SAFE_INTEGER };

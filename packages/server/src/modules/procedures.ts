@@ -7,7 +7,7 @@ import type { TriggerOptions } from "../automations/flows/index.js";
 import type { Db } from "../db/types.js";
 import { isDatabaseUnavailable } from "../db/index.js";
 import { inTransaction, isRetryable } from "../db/transaction.js";
-import { AppError } from "../errors.js";
+import { AppError, batchTooLarge } from "../errors.js";
 import { errorForLog } from "../logger.js";
 import { parseBody, type PhonePath } from "./body.js";
 import { gatherPushes } from "./gather.js";
@@ -233,7 +233,7 @@ function batchItems(raw: Record<string, unknown> | undefined): unknown[] {
   const items = raw?.items;
   if (!Array.isArray(items)) throw new AppError("VALIDATION_FAILED", [{ path: "items", message: "must be an array of records" }]);
   if (items.length === 0) throw new AppError("VALIDATION_FAILED", [{ path: "items", message: "must hold at least one record" }]);
-  if (items.length > BATCH_LIMIT) throw new AppError("VALIDATION_FAILED", [{ path: "items", message: `must hold at most ${BATCH_LIMIT} records (send more batches)` }]);
+  if (items.length > BATCH_LIMIT) throw batchTooLarge();
   return items;
 }
 
