@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import type { AccountSettings, SignInLimiters } from "./auth/member.service.js";
 import type { AccessCache } from "./auth/access-cache.js";
 import type { RateLimiter } from "./auth/rate-limit.js";
@@ -10,6 +11,8 @@ import type { Metrics } from "./http/metrics.js";
 
 /** What the console's sign-in needs: its settings, its throttles, and whether cookies demand HTTPS. */
 export type AccountServices = { settings: AccountSettings; limiters: SignInLimiters; cookieSecure: boolean };
+
+export type ImportSettings = { uploadLimitBytes: number; lineBytes: number; nudge?: () => void };
 
 export type Services = {
   db: Db;
@@ -27,6 +30,8 @@ export type Services = {
   requestLog?: RequestLog;
   /** Prometheus metrics at /metrics; absent where nothing scrapes them. */
   metrics?: Metrics;
+  /** Imports' settings, and how to tell this process's import runner that one is queued. */
+  imports?: ImportSettings;
   /** Called after a write succeeds, so an in-process worker picks up its jobs at once. */
   afterWrite?: () => void;
 };
@@ -65,12 +70,14 @@ export type Context = Services & {
   http?: ConsoleHttp;
   /** The request's `Idempotency-Key`, when it sent one. */
   idempotency?: IdempotencyRequest;
+  /** A streamed upload's request, unread (see `ProcedureContract.upload`). */
+  upload?: IncomingMessage;
 };
 
 /** Builds a context without HTTP: tests and the adapters all come through here. */
 export function createContextInner(
   services: Services,
-  request: { requestId?: string; authorization?: string; address?: string | undefined; strict?: boolean; bodyProblem?: AppError | undefined; rawBody?: Record<string, unknown> | undefined; backfill?: boolean; http?: ConsoleHttp; idempotency?: IdempotencyRequest | undefined } = {},
+  request: { requestId?: string; authorization?: string; address?: string | undefined; strict?: boolean; bodyProblem?: AppError | undefined; rawBody?: Record<string, unknown> | undefined; backfill?: boolean; http?: ConsoleHttp; idempotency?: IdempotencyRequest | undefined; upload?: IncomingMessage | undefined } = {},
 ): Context {
   return {
     ...services,
@@ -84,5 +91,6 @@ export function createContextInner(
     response: { status: 200 },
     ...(request.http ? { http: request.http } : {}),
     ...(request.idempotency ? { idempotency: request.idempotency } : {}),
+    ...(request.upload ? { upload: request.upload } : {}),
   };
 }

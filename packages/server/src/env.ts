@@ -2,6 +2,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import type { WorkerOptions } from "./automations/worker.js";
+import type { ImportRunnerOptions } from "./imports/runner.js";
 import type { ConnectionLimits } from "./http/http-server.js";
 
 /**
@@ -65,6 +66,14 @@ const envSchema = z.object({
   SESSION_MAX_HOURS: z.coerce.number().int().min(1).default(7 * 24),
   REQUEST_LOG_DAYS: z.coerce.number().int().min(1).max(90).default(7),
   CONSOLE_DIR: z.string().min(1).optional(),
+  /** The largest file an import takes, uncompressed. */
+  IMPORT_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024 * 1024),
+  /** Imports one team runs at once; the others wait, queued. */
+  IMPORTS_PER_TEAM: z.coerce.number().int().min(1).max(100).default(2),
+  /** Chunks of imports this process reads and merges at once; 0: it runs none (another process does). */
+  IMPORT_CONCURRENCY: z.coerce.number().int().min(0).max(16).default(2),
+  /** How long a process holds an import's chunk before another may take it over (were it to die mid-chunk). */
+  IMPORT_LEASE_SECONDS: z.coerce.number().int().min(1).default(60),
 });
 
 export type Env = {
@@ -92,6 +101,7 @@ export type Env = {
   seedDemo: boolean;
   runWorker: boolean;
   worker: WorkerOptions;
+  imports: { uploadLimitBytes: number; runner: ImportRunnerOptions };
   webhook: { url: string; secret: string; timeoutMs: number } | undefined;
   /** Where the console is reached; unset: http://HOST:PORT. */
   publicUrl: string | undefined;
@@ -163,6 +173,10 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
       maxAttempts: env.JOB_MAX_ATTEMPTS,
       backoffBaseMs: env.JOB_BACKOFF_BASE_MS,
       backoffMaxMs: env.JOB_BACKOFF_MAX_MS,
+    },
+    imports: {
+      uploadLimitBytes: env.IMPORT_LIMIT_BYTES,
+      runner: { concurrency: env.IMPORT_CONCURRENCY, leaseSeconds: env.IMPORT_LEASE_SECONDS, perTeam: env.IMPORTS_PER_TEAM, pollIntervalMs: env.WORKER_POLL_MS },
     },
     webhook:
       env.MESSAGING_WEBHOOK_URL && env.MESSAGING_WEBHOOK_SECRET

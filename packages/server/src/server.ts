@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { resolveAdminToken } from "./admin-token.js";
 import { providerFromEnv, startWorker, type Worker } from "./automations/index.js";
+import { startImportRunner } from "./imports/runner.js";
 import { createSignInLimiters, INVITATION_DAYS, type AccountSettings } from "./auth/member.service.js";
 import { AccessCache, startAccessSync } from "./auth/access-cache.js";
 import { AUTH_FAILURE_LIMIT, createLeasedRateLimiter, createRateLimiter } from "./auth/rate-limit.js";
@@ -42,6 +43,7 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
     const worker: Worker | undefined = env.runWorker
       ? startWorker({ db: database.db, logger, provider: providerFromEnv(env) }, env.worker)
       : undefined;
+    const imports = env.imports.runner.concurrency > 0 ? startImportRunner({ db: database.db, logger }, env.imports.runner) : undefined;
     // The public URL is known once the server listens (PORT may be 0); invitation links read it then.
     const settings: AccountSettings = {
       publicUrl: env.publicUrl ?? "",
@@ -68,6 +70,7 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
         requestLog,
         metrics: createMetrics(database.db, database.pool, accessCache),
         afterWrite: () => worker?.nudge(),
+        imports: { uploadLimitBytes: env.imports.uploadLimitBytes, lineBytes: env.bodyLimitBytes, nudge: () => imports?.nudge() },
       },
       { bodyLimitBytes: env.bodyLimitBytes, consoleDir: env.console.dir, requestDeadlineMs: env.requestDeadlineMs },
     );
@@ -96,7 +99,7 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
         const timer = setTimeout(() => server.closeAllConnections(), Math.round(env.shutdownTimeoutMs * 0.7));
         await drained;
         clearTimeout(timer);
-        await worker?.stop();
+        await Promise.all([worker?.stop(), imports?.stop()]);
         await requestLog.close();
         await stopAccessSync();
         await stopUpkeep();

@@ -12,7 +12,7 @@ import { AppError } from "./errors.js";
  */
 export type ProcedureContract = {
   /** Each success status the procedure answers, with what it means. */
-  success: Partial<Record<200 | 201 | 204, string>>;
+  success: Partial<Record<200 | 201 | 202 | 204, string>>;
   /** Every error it can answer; statuses and messages come from the shared error table. */
   errors: readonly ErrorCode[];
   /** The JSON body it reads (validated by the procedure itself, once, with the store's phone rules). */
@@ -21,6 +21,14 @@ export type ProcedureContract = {
   example?: object;
   /** A batch: the rate limit counts its records (`items`), not the request. */
   batch?: boolean;
+  /**
+   * A streamed upload rather than a JSON body: the adapter neither buffers nor
+   * parses it, applies no request deadline, and hands the procedure the request
+   * itself (`ctx.upload`). Documented with this media type.
+   */
+  upload?: { mediaType: string; description: string };
+  /** Answers a stream rather than one JSON value: the procedure returns `{ lines }`, sent one JSON value per line in this media type. */
+  stream?: { mediaType: string; item: z.ZodType };
 };
 
 export type Meta = OpenApiMeta & { contract?: ProcedureContract };

@@ -1,4 +1,5 @@
 import type { AddressInfo } from "node:net";
+import { startImportRunner, type ImportRunnerOptions } from "../src/imports/runner.js";
 import { sql } from "kysely";
 import pg from "pg";
 import { AccessCache, startAccessSync } from "../src/auth/access-cache.js";
@@ -105,6 +106,8 @@ export async function startTestServer(
     consoleDir?: string;
     connections?: Partial<ConnectionLimits>;
     requestDeadlineMs?: number;
+    /** Runs an import runner in this process, as the server does by default. */
+    imports?: Partial<ImportRunnerOptions> & { uploadLimitBytes?: number };
     /** Failed authentications per address before 429; off unless given. */
     authFailureLimit?: RateLimitOptions;
   } = {},
@@ -123,6 +126,8 @@ export async function startTestServer(
     const { provider = recordingProvider(), ...workerOptions } = options.worker;
     worker = startWorker({ db: handle.db, logger, provider }, { ...FAST_WORKER, ...workerOptions });
   }
+  const { uploadLimitBytes = 1024 * 1024 * 1024, ...runnerOptions } = options.imports ?? {};
+  const imports = options.imports ? startImportRunner({ db: handle.db, logger }, { concurrency: 2, leaseSeconds: 30, perTeam: 2, pollIntervalMs: 20, ...runnerOptions }) : undefined;
   const settings: AccountSettings = { publicUrl: "", sessionIdleSeconds: 3600, sessionMaxSeconds: 24 * 3600, invitationSeconds: 7 * 24 * 3600, ...options.accounts };
   const requestLog = startRequestLog(handle.db, logger, 7 * 24 * 3600);
   // As in production: key lookups cached, forgotten on every change to keys and stores.
@@ -140,6 +145,7 @@ export async function startTestServer(
       requestLog,
       metrics: createMetrics(handle.db, handle.pool),
       afterWrite: () => worker?.nudge(),
+      imports: { uploadLimitBytes, lineBytes: options.bodyLimitBytes ?? 1024 * 1024, nudge: () => imports?.nudge() },
     },
     { bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024, consoleDir: options.consoleDir, requestDeadlineMs: options.requestDeadlineMs },
   );
@@ -185,7 +191,7 @@ export async function startTestServer(
     worker,
     requestLog,
     async close() {
-      await worker?.stop();
+      await Promise.all([worker?.stop(), imports?.stop()]);
       await requestLog.close();
       await stopAccessSync();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -8,3 +8,4 @@ export * from "./flows.js";
 export * from "./activity.js";
 export * from "./admin.js";
 export * from "./list.js";
+export * from "./import.js";

@@ -1,4 +1,5 @@
 import { providerFromEnv, startWorker } from "../automations/index.js";
+import { startImportRunner } from "../imports/runner.js";
 import { openDatabase } from "../db/index.js";
 import { migrateToLatest } from "../db/migrate.js";
 import { configureRetries } from "../db/transaction.js";
@@ -18,7 +19,7 @@ if (!env.databaseUrl) {
 }
 configureRetries({ timeoutBudgetMs: env.requestDeadlineMs });
 const database = await openDatabase(
-  env.databaseUrl ? { kind: "postgres", url: env.databaseUrl, poolSize: env.worker.concurrency + 2, timeouts: env.databaseTimeouts } : { kind: "embedded", dataDir: env.dataDir },
+  env.databaseUrl ? { kind: "postgres", url: env.databaseUrl, poolSize: env.worker.concurrency + env.imports.runner.concurrency + 2, timeouts: env.databaseTimeouts } : { kind: "embedded", dataDir: env.dataDir },
 );
 try {
   await database.withoutTimeouts(migrateToLatest);
@@ -28,11 +29,11 @@ try {
   process.exit(1);
 }
 const worker = startWorker({ db: database.db, logger, provider: providerFromEnv(env) }, env.worker);
+const imports = env.imports.runner.concurrency > 0 ? startImportRunner({ db: database.db, logger }, env.imports.runner) : undefined;
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.once(signal, () => {
     logger.info({ signal }, "shutting down");
-    void worker
-      .stop()
+    void Promise.all([worker.stop(), imports?.stop()])
       .then(() => database.close())
       .then(() => process.exit(0));
   });

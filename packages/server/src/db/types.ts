@@ -251,7 +251,61 @@ export interface RateLimitTable {
   expire: number | null;
 }
 
+export type ImportKind = "orders" | "customers" | "checkouts" | "shipments";
+export type ImportStatus = "receiving" | "queued" | "running" | "succeeded" | "failed" | "cancelled";
+
+export interface ImportTable {
+  id: Generated<number>;
+  store_id: number;
+  team_id: number;
+  key_id: number | null;
+  kind: ImportKind;
+  status: Generated<ImportStatus>;
+  /** Bytes received, as sent (compressed when sent so). */
+  bytes: Generated<number>;
+  /** Records in the file: its lines that are not blank. */
+  lines: Generated<number>;
+  chunks: Generated<number>;
+  /** Chunks merged, in order: the next to merge is this one. */
+  merged_chunks: Generated<number>;
+  created: Generated<number>;
+  updated: Generated<number>;
+  failed: Generated<number>;
+  error: string | null;
+  created_at: CreatedAt;
+  received_at: Date | null;
+  started_at: Date | null;
+  finished_at: Date | null;
+  updated_at: UpdatedAt;
+}
+
+export interface ImportChunkTable {
+  import_id: number;
+  seq: number;
+  /** The file's line number of its first line (from 1). */
+  first_line: number;
+  lines: number;
+  /** Its lines as sent, deflated. */
+  body: Buffer | Uint8Array;
+  claimed_by: string | null;
+  claimed_until: Date | null;
+  attempts: Generated<number>;
+}
+
+export interface ImportErrorTable {
+  import_id: number;
+  line: number;
+  external_id: string | null;
+  status: number;
+  code: string;
+  error: string;
+  details: unknown;
+}
+
 export interface Database {
+  imports: ImportTable;
+  import_chunks: ImportChunkTable;
+  import_errors: ImportErrorTable;
   teams: TeamTable;
   stores: StoreTable;
   api_keys: ApiKeyTable;

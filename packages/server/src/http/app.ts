@@ -17,6 +17,9 @@ export type AppOptions = { bodyLimitBytes: number; /** REST requests answer 503 
 
 const REQUEST_ID = /^[\x20-\x7E]{1,128}$/;
 
+/** An import's upload: streamed to its procedure, never buffered, with a size limit of its own. */
+const isUpload = (req: Request) => req.method === "POST" && /^\/api\/v1\/stores\/[^/]+\/imports\/?$/.test(req.path);
+
 /** Where the shop's and the operator's APIs live (the OpenAPI document is served on its own). */
 const API_PATHS = /^\/(?:api\/v1\/stores|admin\/v1)(?:\/|$)/;
 
@@ -103,7 +106,7 @@ export function createApp(services: Services, options: AppOptions): express.Expr
   // has sent the rest, or after a short linger (see `refuseTooLarge`): a client that claims megabytes holds nothing.
   app.use((req, res, next) => {
     const declared = Number(req.headers["content-length"] ?? 0);
-    if (!(declared > options.bodyLimitBytes)) return next();
+    if (!(declared > options.bodyLimitBytes) || isUpload(req)) return next();
     refuseTooLarge(req, res);
   });
 
@@ -151,7 +154,8 @@ export function createApp(services: Services, options: AppOptions): express.Expr
   // Any body is buffered (up to the limit, 413 past it, before authentication so a huge body is never read);
   // JSON parsing waits until the procedure has authorized the caller.
   const api = express.Router();
-  api.use(express.raw({ type: () => true, limit: options.bodyLimitBytes }));
+  const raw = express.raw({ type: () => true, limit: options.bodyLimitBytes });
+  api.use((req, res, next) => (isUpload(req) ? next() : raw(req, res, next)));
   api.use(
     createRestRouter({
       appRouter,
@@ -165,7 +169,8 @@ export function createApp(services: Services, options: AppOptions): express.Expr
           rawBody: body.value,
           backfill: isBackfill(req.headers["x-backfill"]),
           strict: prefersStrict(req.headers.prefer),
-          idempotency: idempotencyRequestOf(req.headers["idempotency-key"], req.method, req.path, req.body),
+          idempotency: body.upload ? undefined : idempotencyRequestOf(req.headers["idempotency-key"], req.method, req.path, req.body),
+          upload: body.upload,
         }),
       onUnexpectedError: (error, req, res) => {
         const level = isDatabaseUnavailable(error) ? "warn" : "error";

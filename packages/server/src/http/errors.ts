@@ -61,6 +61,16 @@ const LINGER_MS = 2_000;
  * after `LINGER_MS`.
  */
 export function refuseTooLarge(req: Request, res: Response): void {
+  lingerAfterAnswer(req);
+  sendErrorCode(res, "BODY_TOO_LARGE", { Connection: "close" });
+}
+
+/**
+ * Closes the connection after the answer about to be sent, once the rest of the
+ * body has come (read and dropped) or `LINGER_MS` has passed: a refusal sent
+ * while the body still arrives is read by the client (see `refuseTooLarge`).
+ */
+export function lingerAfterAnswer(req: Request): void {
   // Node ends a `Connection: close` answer's socket with `destroySoon` once the answer is sent, whatever is still
   // arriving; this one reads the rest first. Its answer is on its way (`end`), and it is closed only when the rest has
   // come, or once the linger has passed.
@@ -77,7 +87,7 @@ export function refuseTooLarge(req: Request, res: Response): void {
     req.once("end", close);
     req.resume();
   };
-  sendErrorCode(res, "BODY_TOO_LARGE", { Connection: "close" });
+  req.res?.setHeader("Connection", "close");
 }
 
 export function sendErrorCode(res: Response, code: keyof typeof ERRORS, headers: Record<string, string> = {}): void {

@@ -53,10 +53,23 @@ export function readJsonObject(req: Request): { value: Record<string, unknown> }
   const mediaType = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
   if (mediaType !== "application/json") return { problem: new AppError("UNSUPPORTED_MEDIA_TYPE") };
   const raw: unknown = req.body;
-  let value: unknown;
   let text: string;
   try {
     text = utf8.decode(Buffer.isBuffer(raw) ? raw : Buffer.alloc(0));
+  } catch {
+    return { problem: new AppError("MALFORMED_JSON") };
+  }
+  return jsonObjectOf(text);
+}
+
+/**
+ * One JSON object, as a push's body or an import's line holds it: `MALFORMED_JSON`
+ * when the text is not JSON, a 422 when it is not an object or holds what
+ * PostgreSQL cannot store.
+ */
+export function jsonObjectOf(text: string): { value: Record<string, unknown> } | { problem: AppError } {
+  let value: unknown;
+  try {
     value = JSON.parse(text);
   } catch {
     return { problem: new AppError("MALFORMED_JSON") };

@@ -67,6 +67,7 @@ const TAGS = [
   { name: "customers", description: "Customers: upsert, erase (privacy), read back, batches. A change syncs the customer's messaging contact." },
   { name: "checkouts", description: "Abandoned checkouts: upsert, PATCH, read back, batches. An abandoned checkout schedules its recovery message." },
   { name: "shipments", description: "Shipments: upsert (linked to their order), read back, batches. A new status sends a shipping notification." },
+  { name: "imports", description: "Imports: a shop's history as one NDJSON file (gzipped or not) of orders, customers, checkouts or shipments, stored as backfill pushes would be, without automations." },
 ];
 
 /** What each error status means, and the headers it carries. */
@@ -186,22 +187,41 @@ export function buildOpenApiDocument(appRouter: AnyRouter, facts: GuideFacts = {
       const json = { schema: createSchema(contract.body, { io: "input" }).schema, ...(contract.example ? { example: contract.example } : {}) };
       operation.requestBody = { required: true, content: { "application/json": json } };
     }
+    if (contract.upload) {
+      // The file is the body; what the procedure reads besides comes in the query.
+      const query = Object.entries((createSchema(route.procedure._def.inputs[0] as never, { io: "input" }).schema as { properties?: Record<string, { description?: string; example?: unknown }> }).properties ?? {})
+        .filter(([name]) => !operation.parameters?.some((parameter) => parameter.name === name))
+        .map(([name, schema]) => ({ in: "query", name, required: true, description: schema.description, schema, ...(schema.example !== undefined ? { example: schema.example } : {}) }));
+      operation.parameters = [...(operation.parameters ?? []), ...query];
+      operation.requestBody = {
+        required: true,
+        description: contract.upload.description,
+        content: { [contract.upload.mediaType]: { schema: { type: "string", format: "binary" } } },
+      };
+    }
     const exampleId = exampleIds.get(resourceOf(route.path) ?? "");
     for (const parameter of operation.parameters ?? []) {
       if (parameter.name === "external_id" && exampleId) parameter.example = exampleId;
     }
     // Every write takes an Idempotency-Key (see `idempotency.ts`), and can then answer its 409 and 422.
-    const idempotent = method === "post" || method === "patch" || method === "delete";
-    operation.responses = responsesOf(contract, operation.responses?.["200"] as { content?: unknown } | undefined, {
+    const idempotent = (method === "post" || method === "patch" || method === "delete") && !contract.upload;
+    const success = contract.stream
+      ? { content: { [contract.stream.mediaType]: { schema: createSchema(contract.stream.item, { io: "output" }).schema } } }
+      : ((operation.responses?.["200"] ?? operation.responses?.["202"]) as { content?: unknown } | undefined);
+    operation.responses = responsesOf(contract, success, {
       errors: idempotent ? ["REQUEST_IN_PROGRESS", "IDEMPOTENCY_KEY_REUSED"] : [],
-      headers: { ...(contract.body ? headerRefs("X-Ignored-Fields", "Preference-Applied") : {}), ...(idempotent ? headerRefs("Idempotent-Replayed") : {}) },
+      headers: {
+        ...(contract.body ? headerRefs("X-Ignored-Fields", "Preference-Applied") : {}),
+        ...(idempotent && !contract.upload ? headerRefs("Idempotent-Replayed") : {}),
+        ...(contract.upload ? { Location: { description: "The import's URL", schema: { type: "string" } } } : {}),
+      },
     });
     operation.security = [{ bearerAuth: [] }];
     operation.parameters = [
       ...(operation.parameters ?? []),
       parameterRef("RequestId"),
       ...(idempotent ? [parameterRef("IdempotencyKey")] : []),
-      ...(method === "post" || method === "patch" ? [parameterRef("Backfill")] : []),
+      ...((method === "post" || method === "patch") && !contract.upload ? [parameterRef("Backfill")] : []),
       ...(contract.body ? [parameterRef("Prefer")] : []),
     ];
   }

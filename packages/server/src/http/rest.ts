@@ -1,4 +1,5 @@
 import type { AnyProcedure, AnyRouter } from "@trpc/server";
+import { once } from "node:events";
 import express, { type Request, type Response } from "express";
 import type { Context } from "../context.js";
 import type { Meta, ProcedureContract } from "../trpc.js";
@@ -6,7 +7,7 @@ import type { AppError } from "../errors.js";
 import { TRPCError } from "@trpc/server";
 import { ReplayedResponse } from "../modules/requests/idempotency.js";
 import { readJsonObject } from "./json-body.js";
-import { sendError, sendErrorCode, toErrorResponse } from "./errors.js";
+import { lingerAfterAnswer, sendError, sendErrorCode, toErrorResponse } from "./errors.js";
 
 type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
 
@@ -34,7 +35,7 @@ export function listRestRoutes(appRouter: AnyRouter): RestRoute[] {
 
 export type RestAdapterOptions = {
   appRouter: AnyRouter;
-  createContext: (req: Request, res: Response, body: { value?: Record<string, unknown>; problem?: AppError }) => Context;
+  createContext: (req: Request, res: Response, body: { value?: Record<string, unknown>; problem?: AppError; upload?: Request }) => Context;
   onUnexpectedError: (error: unknown, req: Request, res: Response) => void;
   /** The longest a request may take before it is answered 503 (its work may still finish: upserts are safe to retry). */
   deadlineMs: number;
@@ -50,6 +51,16 @@ function withDeadline<T>(call: Promise<T>, ms: number): Promise<T> {
   });
   call.catch(() => undefined);
   return Promise.race([call, deadline]).finally(() => clearTimeout(timer));
+}
+
+/** A stream of JSON values, one per line, written as the client reads them (never held whole). */
+async function sendLines(res: Response, status: number, mediaType: string, lines: AsyncIterable<unknown>): Promise<void> {
+  res.status(status).type(mediaType);
+  for await (const line of lines) {
+    if (res.destroyed) return;
+    if (!res.write(`${JSON.stringify(line)}\n`)) await once(res, "drain");
+  }
+  res.end();
 }
 
 /**
@@ -71,18 +82,21 @@ export function createRestRouter(options: RestAdapterOptions): express.Router {
 
     restRouter[route.method.toLowerCase() as Lowercase<Method>](expressPath, async (req: Request, res: Response) => {
       res.locals.route = route.path;
-      let body: { value?: Record<string, unknown>; problem?: AppError } = {};
-      if (BODY_METHODS.has(route.method)) body = readJsonObject(req);
+      const upload = route.contract?.upload !== undefined;
+      let body: { value?: Record<string, unknown>; problem?: AppError; upload?: Request } = {};
+      if (upload) body = { upload: req };
+      else if (BODY_METHODS.has(route.method)) body = readJsonObject(req);
       // Path parameters win over body fields of the same name. The body also goes alone in the
       // context: the shop API's body parser reads it there, never mixed with the path.
-      const input: Record<string, unknown> = { ...(route.method === "GET" ? req.query : body.value), ...req.params };
+      const input: Record<string, unknown> = { ...(route.method === "GET" || upload ? req.query : body.value), ...req.params };
 
       const ctx = options.createContext(req, res, body);
       res.locals.context = ctx;
       try {
         // The procedure itself, as tRPC's server-side caller calls it, without building a caller per request.
         const call = route.procedure({ ctx, path: route.procedurePath, type: route.procedure._def.type, getRawInput: () => Promise.resolve(input), signal: undefined, batchIndex: 0 }) as Promise<unknown>;
-        const result = await withDeadline(call, options.deadlineMs);
+        // An upload takes as long as its file takes to arrive; what it does after is bounded by the database's timeouts.
+        const result = upload ? await call : await withDeadline(call, options.deadlineMs);
         // A status the procedure does not declare would be missing from the document: a bug to see in the logs.
         if (route.contract && !(ctx.response.status in route.contract.success)) {
           options.onUnexpectedError(new Error(`${route.procedurePath} answered ${ctx.response.status}, which its contract does not declare`), req, res);
@@ -90,10 +104,18 @@ export function createRestRouter(options: RestAdapterOptions): express.Router {
         if (ctx.response.headers) res.set(ctx.response.headers);
         if (ctx.response.status === 204) {
           res.status(204).end();
+        } else if (route.contract?.stream) {
+          await sendLines(res, ctx.response.status, route.contract.stream.mediaType, (result as { lines: AsyncIterable<unknown> }).lines);
         } else {
           res.status(ctx.response.status).json(result);
         }
       } catch (error) {
+        // A stream that failed once begun cannot become an error answer: the client sees it cut short.
+        if (res.headersSent) {
+          options.onUnexpectedError(error, req, res);
+          res.destroy();
+          return;
+        }
         if (error instanceof DeadlineExceeded) {
           options.onUnexpectedError(error, req, res);
           sendErrorCode(res, "SERVICE_UNAVAILABLE", { "Retry-After": "5" });
@@ -110,6 +132,8 @@ export function createRestRouter(options: RestAdapterOptions): express.Router {
         if (ctx.response.headers) res.set(ctx.response.headers);
         if (response.unexpected !== undefined) options.onUnexpectedError(response.unexpected, req, res);
         res.locals.errorMessage = response.body.error;
+        // An upload refused before it was read whole: answered so that the client reads it (see `refuseTooLarge`).
+        if (upload && !req.complete) lingerAfterAnswer(req);
         sendError(res, response);
       }
     });

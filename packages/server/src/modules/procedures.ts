@@ -52,7 +52,7 @@ export type Upserted<Record> = { record: Record; created: boolean; stale: boolea
 /** What a service sees of a request: the database, the authorized store and whether the push is a backfill. */
 export type ServiceCall = { db: Db; store: StoreContext; options: TriggerOptions };
 
-type UpsertSpec<Body extends z.ZodType, Record extends object> = {
+export type UpsertSpec<Body extends z.ZodType, Record extends object> = {
   resource: Resource;
   summary: string;
   description: string;
@@ -216,8 +216,8 @@ export function listProcedure<Record extends object>(spec: ListSpec<Record>) {
 /** The most records one batch may carry. */
 export const BATCH_LIMIT = LIMITS.batchItems;
 
-/** What one item of a batch came to. */
-type ItemResult = {
+/** What one item of a batch (or one line of an import) came to. */
+export type ItemResult = {
   status: number;
   external_id: string | null;
   record?: object;
@@ -237,9 +237,9 @@ function batchItems(raw: Record<string, unknown> | undefined): unknown[] {
   return items;
 }
 
-const refusal = (externalId: string | null, error: AppError): ItemResult => ({ status: error.status, external_id: externalId, ...errorBodyOf(error.code, error.details) });
+export const refusal = (externalId: string | null, error: AppError): ItemResult => ({ status: error.status, external_id: externalId, ...errorBodyOf(error.code, error.details) });
 
-type ParsedItem<Body> = { externalId: string | null; value: Body; ignored: string[]; refused?: undefined } | { externalId: string | null; refused: ItemResult };
+export type ParsedItem<Body> = { externalId: string | null; value: Body; ignored: string[]; refused?: undefined } | { externalId: string | null; refused: ItemResult };
 
 /**
  * The valid items of a batch written together, set-based, when their keys are
@@ -270,20 +270,71 @@ async function upsertTogether<Body, Record extends object>(
   return parsed.map((item) => {
     if (item.refused) return item.refused;
     const result = results.next().value as Upserted<Record> | AppError;
-    if (result instanceof AppError) return refusal(item.externalId, result);
-    const { record, created, stale } = result;
-    return {
-      status: created ? 201 : 200,
-      external_id: item.externalId,
-      record,
-      ...(stale ? { stale: true as const } : {}),
-      ...(item.ignored.length > 0 ? { ignored_fields: item.ignored } : {}),
-    };
+    return result instanceof AppError ? refusal(item.externalId, result) : stored(item, result);
   });
 }
 
 const externalIdOf = (item: unknown) =>
   typeof item === "object" && item !== null && "external_id" in item && typeof item.external_id === "string" ? item.external_id : null;
+
+/** One record of a batch or an import, checked as a push of it alone would be: its value, or the refusal it would have answered. */
+export function parseItem<Body extends z.ZodType, Record extends object>(spec: UpsertSpec<Body, Record>, item: unknown, country: string | null, strict: boolean): ParsedItem<z.output<Body>> {
+  const externalId = externalIdOf(item);
+  try {
+    return { externalId, ...parseBody(spec.body, spec.phonePaths, item, country, { strict }) };
+  } catch (error) {
+    if (error instanceof AppError && error.status < 500) return { externalId, refused: refusal(externalId, error) };
+    throw error;
+  }
+}
+
+const stored = <Record extends object>(item: { externalId: string | null; ignored: string[] }, { record, created, stale }: Upserted<Record>): ItemResult => ({
+  status: created ? 201 : 200,
+  external_id: item.externalId,
+  record,
+  ...(stale ? { stale: true as const } : {}),
+  ...(item.ignored.length > 0 ? { ignored_fields: item.ignored } : {}),
+});
+
+/**
+ * Writes checked records inside the caller's transaction, as a batch does and
+ * an import's chunk does: set-based when their keys are distinct (a constant
+ * number of statements), else each alone in a savepoint of its own, in order.
+ * One result per record; a refusal is that record's alone. A failure of the
+ * database (or one worth running again) is thrown, so that nothing of the
+ * transaction stays.
+ */
+export async function writeItems<Body extends z.ZodType, Record extends object>(
+  call: ServiceCall,
+  spec: UpsertSpec<Body, Record>,
+  parsed: ReadonlyArray<ParsedItem<z.output<Body>>>,
+  ctx: Pick<Context, "logger" | "requestId">,
+): Promise<ItemResult[]> {
+  const together = spec.upsertMany && (await upsertTogether(call, spec.upsertMany, spec.keyOf, parsed, ctx));
+  if (together) return together;
+  const done: ItemResult[] = [];
+  for (const item of parsed) {
+    if (item.refused) {
+      done.push(item.refused);
+      continue;
+    }
+    try {
+      done.push(stored(item, await spec.upsert(call, item.value)));
+    } catch (error) {
+      if (error instanceof AppError && error.status < 500) {
+        done.push(refusal(item.externalId, error));
+      } else if (error instanceof AppError || isDatabaseUnavailable(error) || isRetryable(error)) {
+        // The whole transaction: run again after a deadlock, or answered 503 with nothing stored.
+        throw error;
+      } else {
+        // Ours, not the caller's: this item's savepoint rolled back, so it was not stored; the others go on.
+        ctx.logger.error({ err: errorForLog(error), requestId: ctx.requestId }, "batch item failed");
+        done.push({ status: 500, external_id: item.externalId, ...errorBodyOf("INTERNAL") });
+      }
+    }
+  }
+  return done;
+}
 
 /**
  * `POST /api/v1/stores/{store_id}/<resource>/batch`: up to 1,000 records in one
@@ -344,49 +395,8 @@ export function batchProcedure<Body extends z.ZodType, Record extends object>(sp
     .mutation(async ({ ctx }) => {
       const items = batchItems(ctx.rawBody);
       // Validation needs no database: every item is checked before the transaction opens.
-      const parsed = items.map((item): ParsedItem<z.output<Body>> => {
-        const externalId = externalIdOf(item);
-        try {
-          return { externalId, ...parseBody(spec.body, spec.phonePaths, item, ctx.store.country, { strict: ctx.strict }) };
-        } catch (error) {
-          if (error instanceof AppError && error.status < 500) return { externalId, refused: refusal(externalId, error) };
-          throw error;
-        }
-      });
-      const results = await inTransaction(ctx.db, async (trx) => {
-        const call: ServiceCall = { db: trx, store: ctx.store, options: { backfill: ctx.backfill } };
-        const together = spec.upsertMany && (await upsertTogether(call, spec.upsertMany, spec.keyOf, parsed, ctx));
-        if (together) return together;
-        const done: ItemResult[] = [];
-        for (const item of parsed) {
-          if (item.refused) {
-            done.push(item.refused);
-            continue;
-          }
-          try {
-            const { record, created, stale } = await spec.upsert(call, item.value);
-            done.push({
-              status: created ? 201 : 200,
-              external_id: item.externalId,
-              record,
-              ...(stale ? { stale: true as const } : {}),
-              ...(item.ignored.length > 0 ? { ignored_fields: item.ignored } : {}),
-            });
-          } catch (error) {
-            if (error instanceof AppError && error.status < 500) {
-              done.push(refusal(item.externalId, error));
-            } else if (error instanceof AppError || isDatabaseUnavailable(error) || isRetryable(error)) {
-              // The whole batch: run again after a deadlock, or answered 503 with nothing stored.
-              throw error;
-            } else {
-              // Ours, not the caller's: this item's savepoint rolled back, so it was not stored; the others go on.
-              ctx.logger.error({ err: errorForLog(error), requestId: ctx.requestId }, "batch item failed");
-              done.push({ status: 500, external_id: item.externalId, ...errorBodyOf("INTERNAL") });
-            }
-          }
-        }
-        return done;
-      });
+      const parsed = items.map((item) => parseItem(spec, item, ctx.store.country, ctx.strict));
+      const results = await inTransaction(ctx.db, (trx) => writeItems({ db: trx, store: ctx.store, options: { backfill: ctx.backfill } }, spec, parsed, ctx));
       const count = (test: (status: number) => boolean) => results.filter((r) => test(r.status)).length;
       return { results, counts: { created: count((s) => s === 201), updated: count((s) => s === 200), failed: count((s) => s >= 400) } };
     });

@@ -13,6 +13,7 @@ import * as orderOrFail from "./2026-11-23-011-order-or-fail.js";
 import * as recoveryIndex from "./2026-11-24-012-recovery-index.js";
 import * as failedIndex from "./2026-11-25-013-failed-index.js";
 import * as changeOrder from "./2026-11-25-014-change-order.js";
+import * as imports from "./2026-11-26-015-imports.js";
 
 /** Every migration, in order. Listed here so the bundled server needs no migration folder at run time. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-24-012-recovery-index": recoveryIndex,
   "2026-11-25-013-failed-index": failedIndex,
   "2026-11-25-014-change-order": changeOrder,
+  "2026-11-26-015-imports": imports,
 };

@@ -3,7 +3,7 @@ import { router } from "../../trpc.js";
 import { batchProcedure, getProcedure, listProcedure, patchProcedure, upsertProcedure, upsertSpec } from "../procedures.js";
 import * as checkouts from "./checkout.service.js";
 
-const checkoutUpsert = upsertSpec({
+export const checkoutUpsert = upsertSpec({
   resource: "checkouts",
   summary: "Create or update an abandoned checkout",
   description:

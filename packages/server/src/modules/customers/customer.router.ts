@@ -4,7 +4,7 @@ import { router } from "../../trpc.js";
 import { batchProcedure, getProcedure, listProcedure, recordParams, STORE_ERRORS, storeProcedure, upsertProcedure, upsertSpec } from "../procedures.js";
 import * as customers from "./customer.service.js";
 
-const customerUpsert = upsertSpec({
+export const customerUpsert = upsertSpec({
   resource: "customers",
   summary: "Create or update a customer",
   description:

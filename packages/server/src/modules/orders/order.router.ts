@@ -3,7 +3,7 @@ import { router } from "../../trpc.js";
 import { batchProcedure, getProcedure, listProcedure, patchProcedure, upsertProcedure, upsertSpec } from "../procedures.js";
 import * as orders from "./order.service.js";
 
-const orderUpsert = upsertSpec({
+export const orderUpsert = upsertSpec({
   resource: "orders",
   summary: "Create or update an order",
   description:

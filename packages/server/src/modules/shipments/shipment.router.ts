@@ -4,7 +4,7 @@ import { router } from "../../trpc.js";
 import { batchProcedure, getProcedure, listProcedure, upsertProcedure, upsertSpec } from "../procedures.js";
 import * as shipments from "./shipment.service.js";
 
-const shipmentUpsert = upsertSpec({
+export const shipmentUpsert = upsertSpec({
   resource: "shipments",
   summary: "Create or update a shipment",
   description:

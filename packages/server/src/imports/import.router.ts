@@ -1,0 +1,233 @@
+import { deflateRawSync } from "node:zlib";
+import { IMPORT_KINDS, importErrorSchema, importListSchema, importSchema, LIMITS, type Import, type ImportError } from "@commerce-ingest/shared";
+import { z } from "zod";
+import { AppError } from "../errors.js";
+import { STORE_ERRORS, storeProcedure } from "../modules/procedures.js";
+import { formatOptionalTimestamp, formatTimestamp } from "../time.js";
+import { router } from "../trpc.js";
+import type { Context } from "../context.js";
+import type { StoreContext } from "../auth/store-context.js";
+import * as repo from "./import.repository.js";
+import { IMPORT_WRITES } from "./kinds.js";
+import { checkChunk } from "./lines.js";
+import { chunksOf, uploadBody, type ReceivedChunk } from "./upload.js";
+
+const storeParams = z.object({ store_id: z.coerce.number().int().positive().meta({ description: "The store's numeric id" }) });
+const importParams = storeParams.extend({ import_id: z.coerce.number().int().positive().meta({ description: "The import's id", example: 42 }) });
+
+/** Lines of the file's start checked before anything is stored: a file that is not of its kind fails at once. */
+const SAMPLE_LINES = 100;
+/** The imports a list shows. */
+const LIST_LIMIT = 50;
+
+/** Media types an import's body may be sent as (NDJSON, also known as JSON Lines). */
+const NDJSON_TYPES = new Set(["application/x-ndjson", "application/ndjson", "application/jsonl", "application/x-jsonlines"]);
+
+export function toImport(row: repo.ImportRow, at: Date = new Date()): Import {
+  const processed = row.created + row.updated + row.failed;
+  const seconds = row.started_at ? ((row.finished_at ?? at).getTime() - row.started_at.getTime()) / 1000 : 0;
+  return {
+    id: row.id,
+    store_id: row.store_id,
+    kind: row.kind,
+    status: row.status as Import["status"],
+    lines: row.lines,
+    processed,
+    created: row.created,
+    updated: row.updated,
+    failed: row.failed,
+    bytes: row.bytes,
+    records_per_second: row.started_at && seconds > 0 ? Math.round(processed / seconds) : null,
+    error: row.error,
+    created_at: formatTimestamp(row.created_at),
+    received_at: formatOptionalTimestamp(row.received_at),
+    started_at: formatOptionalTimestamp(row.started_at),
+    finished_at: formatOptionalTimestamp(row.finished_at),
+  };
+}
+
+/**
+ * The file's first chunk, checked before anything is stored: its first line
+ * must be a JSON object, and at least one of its first lines a record of the
+ * import's kind; else the whole file is refused (422) with what the first lines held.
+ */
+function checkStart(chunk: ReceivedChunk, kind: Import["kind"], store: StoreContext): void {
+  const lines = checkChunk(IMPORT_WRITES[kind], chunk.text, chunk.firstLine, store).slice(0, SAMPLE_LINES);
+  const [first] = lines;
+  const notJson = first?.item.refused && first.item.refused.code !== "validation_failed";
+  const notObject = first?.item.refused?.details?.some((detail) => detail.path === "" && detail.message === "must be a JSON object");
+  if (first && !notJson && !notObject && lines.some((line) => !line.item.refused)) return;
+  const details = lines.slice(0, 5).flatMap(({ line, item }) =>
+    item.refused ? (item.refused.details ?? [{ path: "", message: item.refused.error ?? "refused" }]).map((detail) => ({ path: `line ${line}${detail.path ? `: ${detail.path}` : ""}`, message: detail.message })) : [],
+  );
+  const summary = notJson || notObject ? `line ${first?.line ?? 1} is not a JSON object` : `none of the first ${lines.length} lines is a valid record of ${kind}`;
+  throw new AppError("IMPORT_FILE_INVALID", [{ path: "", message: summary }, ...details.slice(0, 20)]);
+}
+
+/** Receives the file whole, chunk by chunk into the database, before answering: once answered, the client may forget it. */
+async function receive(ctx: Context & { store: StoreContext }, kind: Import["kind"]): Promise<Import> {
+  const upload = ctx.upload;
+  const settings = ctx.imports;
+  if (!upload || !settings) throw new Error("an upload without its request");
+  const mediaType = (upload.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+  const encoding = (upload.headers["content-encoding"] ?? "identity").trim().toLowerCase();
+  if (!NDJSON_TYPES.has(mediaType) || !["identity", "gzip", "x-gzip"].includes(encoding)) throw new AppError("IMPORT_MEDIA_TYPE");
+
+  const received = { bytes: 0 };
+  const body = uploadBody(upload, encoding, received);
+  const { id } = await repo.createImport(ctx.db, { storeId: ctx.store.id, teamId: ctx.store.teamId, keyId: ctx.response.authorized?.keyId, kind });
+  let lines = 0;
+  let chunks = 0;
+  try {
+    let touched = Date.now();
+    for await (const chunk of chunksOf(body, { limitBytes: settings.uploadLimitBytes, lineBytes: settings.lineBytes, chunkLines: LIMITS.importChunkLines })) {
+      if (chunk.seq === 0) checkStart(chunk, kind, ctx.store);
+      await repo.appendChunk(ctx.db, id, { seq: chunk.seq, firstLine: chunk.firstLine, lines: chunk.lines, body: deflateRawSync(chunk.text, { level: 1 }) });
+      lines += chunk.lines;
+      chunks++;
+      if (Date.now() - touched > 10_000) {
+        touched = Date.now();
+        await repo.touchUpload(ctx.db, id);
+      }
+    }
+    if (lines === 0) throw new AppError("IMPORT_FILE_INVALID", [{ path: "", message: "the file holds no record" }]);
+    const row = await repo.finishUpload(ctx.db, id, { lines, chunks, bytes: received.bytes });
+    settings.nudge?.();
+    return toImport(row);
+  } catch (error) {
+    body.destroy();
+    upload.unpipe();
+    await repo.dropImport(ctx.db, id).catch(() => undefined);
+    // A gzip stream that is not gzip: the file cannot be read.
+    if (error instanceof Error && "code" in error && typeof error.code === "string" && error.code.startsWith("Z_")) {
+      throw new AppError("IMPORT_FILE_INVALID", [{ path: "", message: "the body is not valid gzip" }]);
+    }
+    throw error;
+  }
+}
+
+async function findOrThrow(ctx: Context & { store: StoreContext }, importId: number) {
+  const row = await repo.findImport(ctx.db, ctx.store.id, importId);
+  if (!row) throw new AppError("IMPORT_NOT_FOUND");
+  return row;
+}
+
+/** An import's refused lines, a page of them at a time from the database, as NDJSON. */
+async function* errorLines(ctx: Context, importId: number): AsyncGenerator<ImportError> {
+  let after = 0;
+  for (;;) {
+    const page = await repo.importErrors(ctx.db, importId, after, 1000);
+    for (const row of page) {
+      yield { line: row.line, external_id: row.external_id, status: row.status, code: row.code, error: row.error, ...(row.details ? { details: row.details as ImportError["details"] } : {}) };
+    }
+    const last = page.at(-1);
+    if (!last || page.length < 1000) return;
+    after = last.line;
+  }
+}
+
+const EXAMPLE_LINES = [
+  '{"external_id":"1001","placed_at":"2024-03-02T10:00:00Z","total_price":42.5,"customer":{"external_id":"c-7","phone":"+14155552671"}}',
+  '{"external_id":"1002","placed_at":"2024-03-02T11:30:00Z","total_price":18,"currency":"USD"}',
+].join("\n");
+
+export const importRouter = router({
+  create: storeProcedure
+    .meta({
+      openapi: {
+        method: "POST",
+        path: "/api/v1/stores/{store_id}/imports",
+        tags: ["imports"],
+        summary: "Import a file of records (a shop's history)",
+        description:
+          "The body is NDJSON: one record per line, each in the shape of that kind's upsert body (blank lines are skipped), optionally sent with `Content-Encoding: gzip`. " +
+          "It is streamed, never held whole; the file may be up to 1 GiB uncompressed (`IMPORT_LIMIT_BYTES`). Answers `202 Accepted` once the whole file is durably stored: the client may then forget it. " +
+          "The import then runs on its own (`GET .../imports/{import_id}` shows its progress): each line is stored as a push of it with `X-Backfill: true` would be (customers, contacts, merge rules, source times, stale writes), " +
+          "triggering no automation, in file order, so the last line for a key wins. A line that a push would refuse is counted and listed (`.../errors`), never stopping the rest. " +
+          "A file whose first line is not a JSON object, or whose first lines hold no valid record of the kind, is refused at once (422) and nothing is stored. " +
+          "A team runs a few imports at once (`IMPORTS_PER_TEAM`); the others wait, `queued`. It costs one request of the rate limit.",
+        protect: true,
+      },
+      contract: {
+        success: { 202: "Received whole: the import is queued. `Location` names it." },
+        errors: [...STORE_ERRORS, "VALIDATION_FAILED", "IMPORT_MEDIA_TYPE", "IMPORT_FILE_INVALID", "IMPORT_TOO_LARGE"],
+        upload: { mediaType: "application/x-ndjson", description: `One record per line, as the kind's upsert body takes it. For example, orders:\n\n\`\`\`\n${EXAMPLE_LINES}\n\`\`\`` },
+      },
+    })
+    .input(storeParams.extend({ kind: z.enum(IMPORT_KINDS).meta({ description: "What each line holds: `orders`, `customers`, `checkouts` or `shipments`.", example: "orders" }) }))
+    .output<z.ZodType<object, object>>(importSchema)
+    .mutation(async ({ ctx, input }) => {
+      const created = await receive(ctx, input.kind);
+      ctx.response.status = 202;
+      ctx.response.headers = { ...ctx.response.headers, Location: `/api/v1/stores/${ctx.store.id}/imports/${created.id}` };
+      return created;
+    }),
+
+  list: storeProcedure
+    .meta({
+      openapi: { method: "GET", path: "/api/v1/stores/{store_id}/imports", tags: ["imports"], summary: "The store's recent imports", description: `The store's ${LIST_LIMIT} latest imports, newest first.`, protect: true },
+      contract: { success: { 200: "The store's recent imports" }, errors: STORE_ERRORS },
+    })
+    .input(storeParams)
+    .output<z.ZodType<object, object>>(importListSchema)
+    .query(async ({ ctx }) => {
+      const at = new Date();
+      return { data: (await repo.listImports(ctx.db, ctx.store.id, LIST_LIMIT)).map((row) => toImport(row, at)) };
+    }),
+
+  get: storeProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/api/v1/stores/{store_id}/imports/{import_id}",
+        tags: ["imports"],
+        summary: "An import's status and counts",
+        description: "Poll it until `status` is `succeeded`, `failed` or `cancelled`. `processed` counts lines merged or refused; `records_per_second` the pace since it started.",
+        protect: true,
+      },
+      contract: { success: { 200: "The import" }, errors: [...STORE_ERRORS, "IMPORT_NOT_FOUND"] },
+    })
+    .input(importParams)
+    .output<z.ZodType<object, object>>(importSchema)
+    .query(async ({ ctx, input }) => toImport(await findOrThrow(ctx, input.import_id))),
+
+  errors: storeProcedure
+    .meta({
+      openapi: {
+        method: "GET",
+        path: "/api/v1/stores/{store_id}/imports/{import_id}/errors",
+        tags: ["imports"],
+        summary: "An import's refused lines (NDJSON)",
+        description: "One line per refused record, in file order: its line number, its `external_id`, and what a push of it alone would have answered (`status`, `code`, `error`, `details`).",
+        protect: true,
+      },
+      contract: { success: { 200: "The refused lines, one JSON object per line" }, errors: [...STORE_ERRORS, "IMPORT_NOT_FOUND"], stream: { mediaType: "application/x-ndjson", item: importErrorSchema } },
+    })
+    .input(importParams)
+    .output<z.ZodType<object, object>>(z.looseObject({}))
+    .query(async ({ ctx, input }) => {
+      const row = await findOrThrow(ctx, input.import_id);
+      return { lines: errorLines(ctx, row.id) };
+    }),
+
+  cancel: storeProcedure
+    .meta({
+      openapi: {
+        method: "DELETE",
+        path: "/api/v1/stores/{store_id}/imports/{import_id}",
+        tags: ["imports"],
+        summary: "Cancel an import",
+        description: "Stops a queued or running import: the chunks not merged yet are dropped; what was merged stays merged. Answers the import, `cancelled`.",
+        protect: true,
+      },
+      contract: { success: { 200: "Cancelled" }, errors: [...STORE_ERRORS, "IMPORT_NOT_FOUND", "IMPORT_FINISHED"] },
+    })
+    .input(importParams)
+    .output<z.ZodType<object, object>>(importSchema)
+    .mutation(async ({ ctx, input }) => {
+      const cancelled = await repo.cancelImport(ctx.db, ctx.store.id, input.import_id);
+      if (cancelled) return toImport(cancelled);
+      await findOrThrow(ctx, input.import_id);
+      throw new AppError("IMPORT_FINISHED");
+    }),
+});

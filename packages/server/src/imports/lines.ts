@@ -1,0 +1,53 @@
+import type { z } from "zod";
+import type { StoreContext } from "../auth/store-context.js";
+import { AppError } from "../errors.js";
+import { jsonObjectOf } from "../http/json-body.js";
+import { parseItem, refusal, type ParsedItem, type UpsertSpec } from "../modules/procedures.js";
+import { linesOf } from "./upload.js";
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** One line of an import, checked as a push of it alone would be. */
+export type CheckedLine = { line: number; item: ParsedItem<unknown> };
+
+/** A line read as its kind's record: its value, or the refusal a push of it would have answered. */
+export function checkLine(spec: UpsertSpec<z.ZodType, object>, text: Buffer, country: string | null): ParsedItem<unknown> {
+  let decoded: string;
+  try {
+    decoded = utf8.decode(text);
+  } catch {
+    return { externalId: null, refused: refusal(null, new AppError("MALFORMED_JSON")) };
+  }
+  const json = jsonObjectOf(decoded);
+  if ("problem" in json) return { externalId: null, refused: refusal(null, json.problem) };
+  return parseItem(spec, json.value, country, false);
+}
+
+/**
+ * A chunk's lines in rounds that each hold a key at most once, in file order:
+ * the first time each key appears, then the second, and so on. Writing the
+ * rounds one after the other, each set-based, applies every line as if the
+ * lines were pushed one by one, so the last line for a key wins.
+ */
+export function roundsOf(spec: UpsertSpec<z.ZodType, object>, lines: readonly CheckedLine[]): CheckedLine[][] {
+  const seen = new Map<string, number>();
+  const rounds: CheckedLine[][] = [];
+  for (const checked of lines) {
+    const { item } = checked;
+    let round = 0;
+    if (!item.refused) {
+      const key = spec.keyOf ? spec.keyOf(item.value) : String(item.externalId);
+      round = seen.get(key) ?? 0;
+      seen.set(key, round + 1);
+    }
+    (rounds[round] ??= []).push(checked);
+  }
+  return rounds;
+}
+
+/** Every line of a chunk, checked. */
+export function checkChunk(spec: UpsertSpec<z.ZodType, object>, text: Buffer, firstLine: number, store: Pick<StoreContext, "country">): CheckedLine[] {
+  const checked: CheckedLine[] = [];
+  for (const { line, text: lineText } of linesOf(text, firstLine)) checked.push({ line, item: checkLine(spec, lineText, store.country) });
+  return checked;
+}

@@ -1,0 +1,143 @@
+import { hostname } from "node:os";
+import { inflateRawSync } from "node:zlib";
+import type { StoreContext } from "../auth/store-context.js";
+import { isDatabaseUnavailable } from "../db/index.js";
+import { inTransaction } from "../db/transaction.js";
+import type { Db } from "../db/types.js";
+import { errorForLog, type Logger } from "../logger.js";
+import { writeItems, type ItemResult } from "../modules/procedures.js";
+import { chunkFailed, chunkMerged, claimChunk, failImport, lockImport, releaseChunk, startQueued, type ClaimedChunk, type LineRefusal } from "./import.repository.js";
+import { IMPORT_WRITES } from "./kinds.js";
+import { checkChunk, roundsOf, type CheckedLine } from "./lines.js";
+
+export type ImportRunnerOptions = {
+  /** Chunks this process reads and merges at once (0: this process runs no import). */
+  concurrency: number;
+  /** How long a claimed chunk stays this process's: past it, a process that died mid-chunk loses it to another. */
+  leaseSeconds: number;
+  /** Imports one team runs at once; the others queue. */
+  perTeam: number;
+  pollIntervalMs: number;
+};
+
+export type ImportRunner = { nudge(): void; stop(): Promise<void> };
+
+/** Chunks of one import read ahead of its next merge. */
+const READ_AHEAD = 2;
+/** Failures of the service's own (not the database's) before an import is failed. */
+const MOST_FAILURES = 5;
+
+type Outcome = "merged" | "wait" | "gone";
+
+/**
+ * Runs imports: claims their chunks (any process may take any chunk not held),
+ * checks every line as a push would, and merges each chunk in one transaction
+ * through the batch's own write (`writeItems`, set-based), counted, its refused
+ * lines kept, in file order. A chunk is merged exactly once: its merge, its
+ * counts and its removal commit together, and a chunk whose process died is
+ * taken again once its lease passes.
+ */
+export function startImportRunner(deps: { db: Db; logger: Logger }, options: ImportRunnerOptions): ImportRunner {
+  const holder = `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
+  const log = deps.logger.child({ component: "imports" });
+  let stopped = false;
+  const sleeping = new Set<() => void>();
+  /** Chunks read but not merged yet (their turn had not come): kept so the next try need not read them again. */
+  const read = new Map<string, CheckedLine[]>();
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        sleeping.delete(done);
+        resolve();
+      }
+      sleeping.add(done);
+    });
+
+  async function merge(chunk: ClaimedChunk, lines: readonly CheckedLine[]): Promise<Outcome> {
+    const spec = IMPORT_WRITES[chunk.kind];
+    const store: StoreContext = { id: chunk.store_id, teamId: chunk.team_id, country: chunk.country, recoveryDelaySeconds: chunk.recovery_delay_seconds };
+    return inTransaction(deps.db, async (trx) => {
+      const state = await lockImport(trx, chunk.import_id);
+      if (!state || state.status !== "running" || state.merged_chunks > chunk.seq) return "gone";
+      if (state.merged_chunks < chunk.seq) return "wait";
+      // An import is history: stored as a push with `X-Backfill: true`, triggering nothing.
+      const call = { db: trx, store, options: { backfill: true } };
+      const results = new Map<number, ItemResult>();
+      for (const round of roundsOf(spec, lines)) {
+        const written = await writeItems(call, spec, round.map((line) => line.item), { logger: log, requestId: `import-${chunk.import_id}` });
+        round.forEach((line, i) => results.set(line.line, written[i] as ItemResult));
+      }
+      const counts = { created: 0, updated: 0, failed: 0 };
+      const refusals: LineRefusal[] = [];
+      for (const [line, result] of results) {
+        if (result.status === 201) counts.created++;
+        else if (result.status === 200) counts.updated++;
+        else {
+          counts.failed++;
+          refusals.push({ line, external_id: result.external_id, status: result.status, code: result.code ?? "internal_error", error: result.error ?? "", details: result.details });
+        }
+      }
+      refusals.sort((a, b) => a.line - b.line);
+      await chunkMerged(trx, chunk.import_id, chunk.seq, counts, refusals);
+      return "merged";
+    });
+  }
+
+  async function once(): Promise<boolean> {
+    const chunk = await claimChunk(deps.db, holder, options.leaseSeconds, READ_AHEAD);
+    if (!chunk) return inTransaction(deps.db, (trx) => startQueued(trx, options.perTeam));
+    const id = `${chunk.import_id}:${chunk.seq}`;
+    try {
+      const lines = read.get(id) ?? checkChunk(IMPORT_WRITES[chunk.kind], inflateRawSync(chunk.body), chunk.first_line, { country: chunk.country });
+      const outcome = await merge(chunk, lines);
+      if (outcome === "wait") {
+        // The chunk before it is still being merged (or its process died): let go, and come back to it.
+        if (read.size >= options.concurrency * READ_AHEAD) read.clear();
+        read.set(id, lines);
+        await releaseChunk(deps.db, chunk.import_id, chunk.seq, holder);
+        await sleep(10);
+      } else {
+        read.delete(id);
+      }
+      return true;
+    } catch (error) {
+      read.delete(id);
+      if (isDatabaseUnavailable(error)) throw error;
+      const failures = await chunkFailed(deps.db, chunk.import_id, chunk.seq, 2 ** Math.min(chunk.attempts, 6));
+      log.error({ err: errorForLog(error), importId: chunk.import_id, chunk: chunk.seq, failures }, "import chunk failed");
+      if (failures >= MOST_FAILURES) await failImport(deps.db, chunk.import_id, "the service could not merge a chunk of the file; what was merged stays");
+      return true;
+    }
+  }
+
+  async function loop(): Promise<void> {
+    let backoffMs = 0;
+    while (!stopped) {
+      try {
+        const worked = await once();
+        backoffMs = 0;
+        if (!worked) await sleep(options.pollIntervalMs);
+      } catch (error) {
+        // The database is away: try again, more slowly each time, without losing anything (nothing was committed).
+        backoffMs = Math.min(5_000, backoffMs === 0 ? 100 : backoffMs * 2);
+        log.warn({ err: errorForLog(error), retryInMs: backoffMs }, "imports paused");
+        await sleep(backoffMs);
+      }
+    }
+  }
+
+  const loops = Array.from({ length: options.concurrency }, () => loop());
+  return {
+    nudge() {
+      for (const done of [...sleeping]) done();
+    },
+    async stop() {
+      stopped = true;
+      for (const done of [...sleeping]) done();
+      await Promise.all(loops);
+    },
+  };
+}

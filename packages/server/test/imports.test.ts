@@ -1,0 +1,216 @@
+import { gzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { claimChunk } from "../src/imports/import.repository.js";
+import { startImportRunner } from "../src/imports/runner.js";
+import { createLogger } from "../src/logger.js";
+import { startTestServer, type TestServer } from "./helpers.js";
+
+let server: TestServer;
+let idle: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer({ imports: { leaseSeconds: 2 }, bodyLimitBytes: 64 * 1024 });
+  // No import runner: what it receives stays queued.
+  idle = await startTestServer({ imports: { concurrency: 0, uploadLimitBytes: 512 * 1024 } });
+});
+afterAll(async () => {
+  await server?.close();
+  await idle?.close();
+});
+
+type Tenant = Awaited<ReturnType<TestServer["createTenant"]>>;
+
+const ndjson = (records: unknown[]) => records.map((record) => (typeof record === "string" ? record : JSON.stringify(record))).join("\n") + "\n";
+
+async function upload(on: TestServer, tenant: Tenant, kind: string, body: string | Buffer, headers: Record<string, string> = {}) {
+  const response = await fetch(`${on.url}/api/v1/stores/${tenant.store.id}/imports?kind=${kind}`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${tenant.key}`, "Content-Type": "application/x-ndjson", ...headers },
+    body,
+  });
+  return { status: response.status, headers: response.headers, body: (await response.json()) as Record<string, unknown> & { id: number } };
+}
+
+async function finished(on: TestServer, tenant: Tenant, id: number) {
+  for (let i = 0; i < 1500; i++) {
+    const res = await on.request("GET", `/api/v1/stores/${tenant.store.id}/imports/${id}`, { key: tenant.key });
+    if (["succeeded", "failed", "cancelled"].includes(String(res.body.status))) return res.body as Record<string, unknown>;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error("the import did not finish");
+}
+
+async function errorsOf(on: TestServer, tenant: Tenant, id: number) {
+  const res = await fetch(`${on.url}/api/v1/stores/${tenant.store.id}/imports/${id}/errors`, { headers: { Authorization: `Bearer ${tenant.key}` } });
+  expect(res.headers.get("content-type")).toMatch(/^application\/x-ndjson/);
+  return (await res.text()).split("\n").filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+async function readAll(on: TestServer, tenant: Tenant, resource: string) {
+  const records: Array<Record<string, unknown>> = [];
+  let cursor: string | null = null;
+  do {
+    const res = await on.request("GET", `/api/v1/stores/${tenant.store.id}/${resource}?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`, { key: tenant.key });
+    records.push(...(res.body.data as Array<Record<string, unknown>>));
+    cursor = res.body.next_cursor as string | null;
+  } while (cursor);
+  // What the shop sent and what it came to, without the service's own ids and times.
+  return records
+    .map(({ id: _id, created_at: _c, updated_at: _u, store_id: _s, ...rest }) => rest)
+    .sort((a, b) => String(a.external_id).localeCompare(String(b.external_id)));
+}
+
+/** Orders of a shop's history: customers shared by several orders, keys repeated (a later line changes an earlier one), some lines refused. */
+function history(count: number) {
+  const lines: unknown[] = [];
+  for (let i = 0; i < count; i++) {
+    const customer = i % 40;
+    lines.push({
+      external_id: `o-${i % (count - 250)}`,
+      placed_at: `2024-0${1 + (i % 9)}-1${i % 10}T10:00:00Z`,
+      total_price: (i % 97) + 0.5,
+      financial_status: i % 3 === 0 ? "paid" : "pending",
+      customer: { external_id: `c-${customer}`, phone: `+1415555${String(1000 + customer)}`, first_name: `Name ${i}` },
+      line_items: [{ sku: `SKU-${i % 7}`, quantity: 1 + (i % 3) }],
+      tags: i % 5 === 0 ? ["vip"] : [],
+    });
+    if (i % 250 === 17) lines.push({ external_id: `bad-${i}`, placed_at: "yesterday", total_price: -1 });
+    if (i % 400 === 3) lines.push("{not json");
+    if (i % 600 === 5) lines.push("");
+  }
+  return lines;
+}
+
+describe("imports", () => {
+  it("store a file as the same lines pushed one by one as backfill, the last line for a key winning, and fire no automation", async () => {
+    const [imported, pushed] = [await server.createTenant(), await server.createTenant()];
+    const lines = history(1400);
+    const res = await upload(server, imported, "orders", gzipSync(ndjson(lines)), { "Content-Encoding": "gzip" });
+    expect(res.status).toBe(202);
+    expect(res.headers.get("location")).toBe(`/api/v1/stores/${imported.store.id}/imports/${res.body.id}`);
+    expect(res.body).toMatchObject({ store_id: imported.store.id, kind: "orders", lines: lines.filter((line) => line !== "").length });
+    expect(["queued", "running", "succeeded"]).toContain(res.body.status);
+
+    const statuses: number[] = [];
+    for (const line of lines) {
+      if (line === "") continue;
+      const push = await server.request("POST", `/api/v1/stores/${pushed.store.id}/orders`, {
+        key: pushed.key,
+        ...(typeof line === "string" ? { rawBody: line } : { body: line }),
+        headers: { "X-Backfill": "true" },
+      });
+      statuses.push(push.status);
+    }
+    const done = await finished(server, imported, res.body.id);
+    expect(done).toMatchObject({
+      status: "succeeded",
+      processed: statuses.length,
+      created: statuses.filter((s) => s === 201).length,
+      updated: statuses.filter((s) => s === 200).length,
+      failed: statuses.filter((s) => s >= 400).length,
+    });
+    expect(await readAll(server, imported, "orders")).toEqual(await readAll(server, pushed, "orders"));
+    expect(await readAll(server, imported, "customers")).toEqual(await readAll(server, pushed, "customers"));
+    const jobs = await server.db.selectFrom("automation_jobs").select("id").where("store_id", "=", imported.store.id).execute();
+    expect(jobs).toEqual([]);
+  });
+
+  it("list each refused line with its line number, external_id and details", async () => {
+    const tenant = await server.createTenant();
+    const good = { external_id: "c-1", phone: "+14155550100" };
+    const res = await upload(server, tenant, "customers", ndjson([good, "", { external_id: "c-2", phone: "not a phone" }, "[1,2]", "{oops", { ...good, first_name: "Ada" }]));
+    expect(res.status).toBe(202);
+    expect(await finished(server, tenant, res.body.id)).toMatchObject({ status: "succeeded", lines: 5, processed: 5, created: 1, updated: 1, failed: 3 });
+    expect(await errorsOf(server, tenant, res.body.id)).toEqual([
+      { line: 3, external_id: "c-2", status: 422, code: "validation_failed", error: "Invalid request body", details: [{ path: "phone", message: expect.any(String) }] },
+      { line: 4, external_id: null, status: 422, code: "validation_failed", error: "Invalid request body", details: [{ path: "", message: "must be a JSON object" }] },
+      { line: 5, external_id: null, status: 400, code: "malformed_json", error: "Malformed JSON body" },
+    ]);
+    const stored = await server.request("GET", `/api/v1/stores/${tenant.store.id}/customers/c-1`, { key: tenant.key });
+    expect(stored.body).toMatchObject({ external_id: "c-1", first_name: "Ada" });
+  });
+
+  it("refuse a file that is not NDJSON of its kind, storing nothing", async () => {
+    const tenant = await server.createTenant();
+    const notJson = await upload(server, tenant, "orders", "external_id,total\n1,2\n");
+    expect(notJson.status).toBe(422);
+    expect(notJson.body).toMatchObject({ code: "import_file_invalid", details: [{ path: "", message: "line 1 is not a JSON object" }, { path: "line 1", message: "Malformed JSON body" }, { path: "line 2", message: "Malformed JSON body" }] });
+    const customersAsShipments = await upload(server, tenant, "shipments", ndjson([{ external_id: "c-1", phone: "+14155550100" }]));
+    expect(customersAsShipments.status).toBe(422);
+    expect(customersAsShipments.body.details).toContainEqual({ path: "", message: "none of the first 1 lines is a valid record of shipments" });
+    expect((await upload(server, tenant, "orders", "\n\n")).body).toMatchObject({ code: "import_file_invalid" });
+    expect((await upload(server, tenant, "orders", ndjson([{}]), { "Content-Type": "application/json" })).status).toBe(415);
+    expect((await upload(server, tenant, "orders", ndjson([{}]), { "Content-Encoding": "br" })).status).toBe(415);
+    expect((await upload(server, tenant, "orders", "not gzip at all", { "Content-Encoding": "gzip" })).body).toMatchObject({ code: "import_file_invalid" });
+    const wrongKind = await upload(server, tenant, "products", ndjson([{}]));
+    expect(wrongKind.status).toBe(422);
+    expect(wrongKind.body.details).toEqual([expect.objectContaining({ path: "kind" })]);
+    const list = await server.request("GET", `/api/v1/stores/${tenant.store.id}/imports`, { key: tenant.key });
+    expect(list.body).toEqual({ data: [] });
+    expect(await server.db.selectFrom("import_chunks").select("seq").execute()).toEqual([]);
+  });
+
+  it("answer 413 to a file over its limit and to a gzip bomb, read by the client", async () => {
+    const tenant = await idle.createTenant();
+    const line = JSON.stringify({ external_id: "c-1", phone: "+14155550100", first_name: "x".repeat(200) });
+    const big = ndjson(Array.from({ length: 3000 }, () => line));
+    const over = await upload(idle, tenant, "customers", big);
+    expect(over.status).toBe(413);
+    expect(over.body).toMatchObject({ code: "import_too_large" });
+    // 50 MB of one repeated line, some 100 kB gzipped.
+    const bomb = gzipSync(Buffer.from(`${line}\n`.repeat(200_000)));
+    const exploded = await upload(idle, tenant, "customers", bomb, { "Content-Encoding": "gzip" });
+    expect(exploded.status).toBe(413);
+    const list = await idle.request("GET", `/api/v1/stores/${tenant.store.id}/imports`, { key: tenant.key });
+    expect(list.body).toEqual({ data: [] });
+  });
+
+  it("check the key, the store and the rate limit before reading the file", async () => {
+    const [tenant, other] = [await server.createTenant(), await server.createTenant()];
+    const body = ndjson([{ external_id: "c-1", phone: "+14155550100" }]);
+    expect((await upload(server, { ...tenant, key: "sk_test_wrong_key_0000000000" }, "customers", body)).status).toBe(401);
+    expect((await upload(server, { ...other, store: tenant.store }, "customers", body)).status).toBe(403);
+    expect((await server.request("GET", `/api/v1/stores/${tenant.store.id}/imports/1`, { key: other.key })).status).toBe(403);
+    const mine = await upload(server, other, "customers", body);
+    // Another store's import answers as an unknown one.
+    expect((await server.request("GET", `/api/v1/stores/${tenant.store.id}/imports/${mine.body.id}`, { key: tenant.key })).body).toMatchObject({ code: "import_not_found" });
+  });
+
+  it("cancel an import that has not ended; what was merged stays", async () => {
+    const tenant = await idle.createTenant();
+    const res = await upload(idle, tenant, "customers", ndjson([{ external_id: "c-1", phone: "+14155550100" }]));
+    expect(res.body.status).toBe("queued");
+    const path = `/api/v1/stores/${tenant.store.id}/imports/${res.body.id}`;
+    const cancelled = await idle.request("DELETE", path, { key: tenant.key });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body).toMatchObject({ status: "cancelled", processed: 0 });
+    expect((await idle.request("GET", path, { key: tenant.key })).body).toMatchObject({ status: "cancelled", finished_at: expect.any(String) });
+    expect((await idle.request("DELETE", path, { key: tenant.key })).body).toMatchObject({ code: "import_finished" });
+    expect((await idle.request("GET", `/api/v1/stores/${tenant.store.id}/customers/c-1`, { key: tenant.key })).status).toBe(404);
+  });
+
+  it("finish an import whose process died holding a chunk, and share its chunks with another process, with exact counts", async () => {
+    const tenant = await idle.createTenant();
+    const lines = Array.from({ length: 4200 }, (_, i) => ({ external_id: `c-${i % 4000}`, phone: `+1415${String(5_000_000 + (i % 4000))}`, first_name: `N${i}` }));
+    const res = await upload(idle, tenant, "customers", ndjson(lines));
+    expect(res.status).toBe(202);
+    // A process takes the first chunk (the import is started for it) and dies before merging it: its lease, a second, runs out.
+    await idle.db.updateTable("imports").set({ status: "running", started_at: new Date() }).where("id", "=", res.body.id).execute();
+    const held = await claimChunk(idle.db, "a process that died", 1, 2);
+    expect(held?.seq).toBe(0);
+    // Two runners, as two processes would be, share what is left.
+    const logger = createLogger("silent");
+    const runners = [0, 1].map(() => startImportRunner({ db: idle.db, logger }, { concurrency: 2, leaseSeconds: 30, perTeam: 2, pollIntervalMs: 20 }));
+    try {
+      expect(await finished(idle, tenant, res.body.id)).toMatchObject({ status: "succeeded", processed: 4200, created: 4000, updated: 200, failed: 0 });
+    } finally {
+      await Promise.all(runners.map((runner) => runner.stop()));
+    }
+    const stored = await idle.db.selectFrom("customers").select(["external_id", "first_name"]).where("store_id", "=", tenant.store.id).where("external_id", "in", ["c-0", "c-199", "c-200"]).orderBy("external_id").execute();
+    expect(stored).toEqual([
+      { external_id: "c-0", first_name: "N4000" },
+      { external_id: "c-199", first_name: "N4199" },
+      { external_id: "c-200", first_name: "N200" },
+    ]);
+  });
+});
