@@ -26,7 +26,7 @@ export type ProcedureContract = {
    * parses it, applies no request deadline, and hands the procedure the request
    * itself (`ctx.upload`). Documented with this media type.
    */
-  upload?: { mediaType: string; description: string };
+  upload?: { mediaType: string; description: string; example?: string };
   /** Answers a stream rather than one JSON value: the procedure returns `{ lines }`, sent one JSON value per line in this media type. */
   stream?: { mediaType: string; item: z.ZodType };
 };

@@ -102,6 +102,11 @@ const paths: Array<[ErrorCode, string, () => Promise<{ status: number; body: unk
 const ELSEWHERE: Partial<Record<ErrorCode, string>> = {
   REQUEST_IN_PROGRESS: "idempotency.test.ts (concurrent requests with one key)",
   SERVICE_UNAVAILABLE: "hardening.test.ts (a request past its deadline) and the fault suite",
+  IMPORT_NOT_FOUND: "imports.test.ts (another store's import)",
+  IMPORT_FINISHED: "imports.test.ts (a cancelled import cancelled again)",
+  IMPORT_MEDIA_TYPE: "imports.test.ts (a file sent as JSON, or Brotli)",
+  IMPORT_FILE_INVALID: "imports.test.ts (CSV, another kind's records, no record, broken gzip)",
+  IMPORT_TOO_LARGE: "imports.test.ts (a file over the limit, a gzip bomb)",
 };
 /** The console's procedures answer in tRPC's own shape, not the API's envelope. */
 const CONSOLE: readonly ErrorCode[] = ["SIGN_IN_REQUIRED", "SIGN_IN_FAILED", "SIGN_IN_THROTTLED", "CROSS_SITE_REQUEST", "INVITATION_INVALID", "MEMBER_EXISTS", "MEMBER_NOT_FOUND", "LAST_MEMBER"];

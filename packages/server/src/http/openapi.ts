@@ -54,6 +54,7 @@ const HEADERS = {
   "Retry-After": { description: "Seconds to wait before trying again", schema: { type: "integer" } },
   "X-Ignored-Fields": { description: "The body's fields the API does not know, ignored (dotted paths, comma-separated); absent when none", schema: { type: "string" } },
   "Preference-Applied": { description: "`handling=strict` when the request asked for strict handling", schema: { type: "string" } },
+  Location: { description: "The URL of what the request created", schema: { type: "string" } },
   "Idempotent-Replayed": { description: "`true` when this is the first answer to an earlier request with the same `Idempotency-Key`, replayed", schema: { type: "string" } },
 } as const;
 const headerRefs = (...names: Array<keyof typeof HEADERS>) => Object.fromEntries(names.map((name) => [name, { $ref: `#/components/headers/${name}` }]));
@@ -76,10 +77,10 @@ const ERROR_STATUSES: Record<number, { description: string; headers?: Record<str
   401: { description: "No key, or a key that is unknown or deleted" },
   403: { description: "The key does not authorize this store" },
   404: { description: "The store (or the record) does not exist, or the store is paused" },
-  413: { description: "The body is over the size limit" },
-  415: { description: "The body is not sent as application/json" },
+  413: { description: "The body (or an import's file) is over its size limit" },
+  415: { description: "The body is not sent in the media type the operation takes" },
   422: { description: "The body fails validation or a rule of the resource; `details` names each failing field" },
-  409: { description: "A request with this `Idempotency-Key` is still running", headers: retryAfter },
+  409: { description: "A request with this `Idempotency-Key` is still running (or the import has already ended)", headers: retryAfter },
   429: { description: "Too many requests for this key", headers: retryAfter },
   500: { description: "Unexpected failure" },
   503: { description: "The database is unreachable", headers: retryAfter },
@@ -196,7 +197,7 @@ export function buildOpenApiDocument(appRouter: AnyRouter, facts: GuideFacts = {
       operation.requestBody = {
         required: true,
         description: contract.upload.description,
-        content: { [contract.upload.mediaType]: { schema: { type: "string", format: "binary" } } },
+        content: { [contract.upload.mediaType]: { schema: { type: "string", format: "binary" }, ...(contract.upload.example ? { example: contract.upload.example } : {}) } },
       };
     }
     const exampleId = exampleIds.get(resourceOf(route.path) ?? "");
@@ -205,15 +206,17 @@ export function buildOpenApiDocument(appRouter: AnyRouter, facts: GuideFacts = {
     }
     // Every write takes an Idempotency-Key (see `idempotency.ts`), and can then answer its 409 and 422.
     const idempotent = (method === "post" || method === "patch" || method === "delete") && !contract.upload;
-    const success = contract.stream
-      ? { content: { [contract.stream.mediaType]: { schema: createSchema(contract.stream.item, { io: "output" }).schema } } }
+    const streamed = contract.stream && createSchema(contract.stream.item, { io: "output" });
+    if (streamed) Object.assign((document.components ??= {}).schemas ??= {}, streamed.components);
+    const success = contract.stream && streamed
+      ? { content: { [contract.stream.mediaType]: { schema: streamed.schema } } }
       : ((operation.responses?.["200"] ?? operation.responses?.["202"]) as { content?: unknown } | undefined);
     operation.responses = responsesOf(contract, success, {
       errors: idempotent ? ["REQUEST_IN_PROGRESS", "IDEMPOTENCY_KEY_REUSED"] : [],
       headers: {
         ...(contract.body ? headerRefs("X-Ignored-Fields", "Preference-Applied") : {}),
         ...(idempotent && !contract.upload ? headerRefs("Idempotent-Replayed") : {}),
-        ...(contract.upload ? { Location: { description: "The import's URL", schema: { type: "string" } } } : {}),
+        ...(contract.upload ? headerRefs("Location") : {}),
       },
     });
     operation.security = [{ bearerAuth: [] }];

@@ -151,7 +151,7 @@ export const importRouter = router({
       contract: {
         success: { 202: "Received whole: the import is queued. `Location` names it." },
         errors: [...STORE_ERRORS, "VALIDATION_FAILED", "IMPORT_MEDIA_TYPE", "IMPORT_FILE_INVALID", "IMPORT_TOO_LARGE"],
-        upload: { mediaType: "application/x-ndjson", description: `One record per line, as the kind's upsert body takes it. For example, orders:\n\n\`\`\`\n${EXAMPLE_LINES}\n\`\`\`` },
+        upload: { mediaType: "application/x-ndjson", description: "One record per line, as the kind's upsert body takes it (here, orders).", example: `${EXAMPLE_LINES}\n` },
       },
     })
     .input(storeParams.extend({ kind: z.enum(IMPORT_KINDS).meta({ description: "What each line holds: `orders`, `customers`, `checkouts` or `shipments`.", example: "orders" }) }))
