@@ -2,7 +2,8 @@ import { defineConfig } from "tsup";
 
 // The shared package's error table is bundled in, so the published SDK stands alone with no
 // runtime dependency; its data types are the SDK's own interfaces (src/types.ts), never zod's.
-export default defineConfig({
+export default defineConfig([
+  {
   entry: ["src/index.ts"],
   format: ["esm", "cjs"],
   dts: true,
@@ -11,4 +12,7 @@ export default defineConfig({
   sourcemap: true,
   target: "node18",
   platform: "node",
-});
+  },
+  // The command line (`npx @commerce-ingest/sdk import ...`): one ES module file, the client bundled in.
+  { entry: ["src/cli.ts"], format: ["esm"], noExternal: [/^@commerce-ingest\/shared/], clean: false, sourcemap: false, target: "node18", platform: "node" },
+]);

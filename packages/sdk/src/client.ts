@@ -1,4 +1,5 @@
 import packageJson from "../package.json" with { type: "json" };
+import { Imports } from "./imports.js";
 import { AbortError, APIError, CommerceIngestError, ConnectionError, TimeoutError } from "./errors.js";
 import { createLogger, parseLogLevel, type Logger, type LogLevel } from "./logger.js";
 import { Checkouts, Customers, Orders, Shipments, bindStore, type StoreScope } from "./resources.js";
@@ -147,6 +148,8 @@ export class CommerceIngestClient {
   readonly customers: Customers;
   readonly checkouts: Checkouts;
   readonly shipments: Shipments;
+  /** Bulk imports: a shop's history as one streamed file. */
+  readonly imports: Imports;
   readonly baseUrl: string;
   readonly timeout: number;
   readonly maxRetries: number;
@@ -177,6 +180,7 @@ export class CommerceIngestClient {
     this.customers = new Customers(this);
     this.checkouts = new Checkouts(this);
     this.shipments = new Shipments(this);
+    this.imports = new Imports(this);
   }
 
   /** The same resources with the store given once: `client.store(42).orders.upsert(order)`. */
@@ -187,6 +191,7 @@ export class CommerceIngestClient {
       customers: bindStore(this.customers, storeId),
       checkouts: bindStore(this.checkouts, storeId),
       shipments: bindStore(this.shipments, storeId),
+      imports: bindStore(this.imports, storeId),
     };
   }
 
@@ -208,6 +213,41 @@ export class CommerceIngestClient {
     if (this.#deprecationsWarned.has(call)) return;
     this.#deprecationsWarned.add(call);
     this.#log.warn("commerce-ingest: this call is deprecated", { call, deprecation, sunset: headers.get("sunset") ?? undefined, link: headers.get("link") ?? undefined });
+  }
+
+  /**
+   * One call whose body or answer is a stream (an import's file, its errors):
+   * sent once, never retried (a stream cannot be sent twice), with no timeout
+   * but `options.signal`. Answers the response when it is 2xx, else throws its
+   * error as `request` does.
+   */
+  async send(method: string, path: string, init: { body?: ReadableStream<Uint8Array>; headers?: Record<string, string> }, options: RequestOptions = {}): Promise<Response> {
+    const requestId = options.requestId ?? crypto.randomUUID();
+    const headers: Record<string, string> = {
+      "User-Agent": `commerce-ingest-sdk/${VERSION} node/${typeof process === "undefined" ? "unknown" : process.version}`,
+      ...this.#defaultHeaders,
+      ...options.headers,
+      ...init.headers,
+      Authorization: `Bearer ${this.#apiKey}`,
+      "X-Request-Id": requestId,
+    };
+    let response: Response;
+    try {
+      // `duplex`: a streamed body is sent as it is read (Node's fetch asks to be told).
+      response = await this.#fetch(`${this.baseUrl}${path}`, { method, headers, body: init.body, signal: options.signal, ...(init.body ? { duplex: "half" } : {}) });
+    } catch (error) {
+      if (options.signal?.aborted) throw new AbortError("Request aborted", { cause: error });
+      throw new ConnectionError(`Could not reach ${this.baseUrl}: ${error instanceof Error ? error.message : String(error)}`, requestId, { cause: error });
+    }
+    if (response.ok) return response;
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // Not JSON: the text itself.
+    }
+    throw APIError.from(response.status, parsed, response.headers, response.headers.get("x-request-id") ?? requestId);
   }
 
   async request<T>(method: string, path: string, body: unknown, options: RequestOptions = {}): Promise<ApiResult<T>> {

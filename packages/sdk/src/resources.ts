@@ -1,3 +1,4 @@
+import type { Imports } from "./imports.js";
 import type { ApiResult, CommerceIngestClient, RequestOptions, UpsertResult } from "./client.js";
 import type {
   BatchResult,
@@ -309,6 +310,7 @@ export type StoreScope = {
   readonly customers: StoreBound<Customers>;
   readonly checkouts: StoreBound<Checkouts>;
   readonly shipments: StoreBound<Shipments>;
+  readonly imports: StoreBound<Imports>;
 };
 
 export function bindStore<R extends object>(resource: R, storeId: number): StoreBound<R> {

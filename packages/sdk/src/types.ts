@@ -298,6 +298,16 @@ export type ErrorCode =
   | "SHIPMENT_NOT_FOUND"
   /** 422 Order not found */
   | "SHIPMENT_ORDER_NOT_FOUND"
+  /** 404 Import not found */
+  | "IMPORT_NOT_FOUND"
+  /** 409 Import already finished */
+  | "IMPORT_FINISHED"
+  /** 415 Content-Type must be application/x-ndjson */
+  | "IMPORT_MEDIA_TYPE"
+  /** 422 The file is not NDJSON of this kind */
+  | "IMPORT_FILE_INVALID"
+  /** 413 Import too large */
+  | "IMPORT_TOO_LARGE"
   /** 400 Malformed JSON body */
   | "MALFORMED_JSON"
   /** 400 Malformed HTTP request */
@@ -491,4 +501,48 @@ export interface Page<T> {
   data: T[];
   /** Send it as `cursor` for the next page; `null`: nothing more has changed, for now. */
   next_cursor: string | null;
+}
+
+/** What an import's lines hold: one kind of record per file. */
+export type ImportKind = "orders" | "customers" | "checkouts" | "shipments";
+
+/** An import's state: `queued` and `running` until it ends `succeeded`, `failed` or `cancelled`. */
+export type ImportStatus = "queued" | "running" | "succeeded" | "failed" | "cancelled";
+
+/** An import, as `GET /imports/{import_id}` answers it. */
+export interface Import {
+  id: number;
+  store_id: number;
+  kind: ImportKind;
+  status: ImportStatus;
+  /** Records in the file (its lines that are not blank). */
+  lines: number;
+  /** Lines merged or refused so far. */
+  processed: number;
+  created: number;
+  /** Lines that updated a record (or were older than it and changed nothing). */
+  updated: number;
+  /** Lines refused: see `errors()`. */
+  failed: number;
+  /** Bytes received, as sent. */
+  bytes: number;
+  records_per_second: number | null;
+  /** Why a `failed` import stopped. */
+  error: string | null;
+  created_at: string;
+  received_at: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+/** One refused line of an import. */
+export interface ImportError {
+  /** The line's number in the file, from 1 (blank lines count). */
+  line: number;
+  external_id: string | null;
+  /** What a push of this line alone would have answered. */
+  status: number;
+  code: string;
+  error: string;
+  details?: Array<{ path: string; message: string }>;
 }

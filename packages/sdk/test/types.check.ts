@@ -40,4 +40,6 @@ export type Checks = [
   Assert<Equals<sdk.ErrorCode, shared.ErrorCode>>,
   Assert<Equals<sdk.CustomerListItem, shared.CustomerListItem>>,
   Assert<Equals<sdk.Page<sdk.OrderRecord>, shared.Page<shared.OrderRecord>>>,
+  Assert<Equals<sdk.Import, shared.Import>>,
+  Assert<Equals<sdk.ImportError, shared.ImportError>>,
 ];
