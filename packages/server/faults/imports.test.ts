@@ -39,7 +39,7 @@ describe.runIf(!unavailable)("an import under faults", () => {
     const team = await operator(url, ADMIN, "POST", "/admin/v1/teams", { name: "Faults" });
     const store = await operator(url, ADMIN, "POST", "/admin/v1/stores", { team_id: team.id, name: "Shop", country: "US" });
     const key = await operator(url, ADMIN, "POST", "/admin/v1/keys", { team_id: team.id, name: "import" });
-    return { storeId: store.id as number, key: key.key as string };
+    return { storeId: store.id, key: key.key };
   }
 
   async function upload(url: string, shop: { storeId: number; key: string }) {
