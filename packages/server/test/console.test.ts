@@ -175,6 +175,17 @@ describe("API keys in the console", () => {
     expect(await failure(b.browser.client.stores.update.mutate({ id: a.store.id, paused: true }))).toMatchObject({ code: "NOT_FOUND" });
     expect(await failure(b.browser.client.activity.list.query({ store_id: a.store.id }))).toMatchObject({ code: "NOT_FOUND" });
     expect(await failure(b.browser.client.requests.list.query({ store_id: a.store.id }))).toMatchObject({ code: "NOT_FOUND" });
+    // An import of A's, refused lines and all: B learns nothing of it, as of an unknown store or import.
+    const upload = await fetch(`${server.url}/api/v1/stores/${a.store.id}/imports?kind=customers`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${a.key}`, "Content-Type": "application/x-ndjson" },
+      body: '{"external_id":"c-1","phone":"12"}\n{"external_id":"c-2","phone":"+14155552671"}\n',
+    });
+    const { id: importId } = (await upload.json()) as { id: number };
+    expect((await a.browser.client.imports.list.query({ store_id: a.store.id })).map((row) => row.id)).toEqual([importId]);
+    expect(await failure(b.browser.client.imports.list.query({ store_id: a.store.id }))).toMatchObject({ code: "NOT_FOUND" });
+    expect(await failure(b.browser.client.imports.errors.query({ store_id: a.store.id, import_id: importId }))).toMatchObject({ code: "NOT_FOUND" });
+    expect(await failure(b.browser.client.imports.errors.query({ store_id: b.store.id, import_id: importId }))).toMatchObject({ code: "NOT_FOUND", message: "Import not found" });
   });
 });
 

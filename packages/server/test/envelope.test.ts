@@ -184,8 +184,8 @@ describe("OpenAPI document", () => {
       ["post", "/api/v1/stores/{store_id}/shipments"],
     ];
     for (const [method, path] of documented) expect(document.paths[path ?? ""]?.[method ?? ""], `${method} ${path}`).toBeDefined();
-    // The seven published operations, the read-back GETs (one of them on a path of its own) and the four batch endpoints.
-    expect(Object.keys(document.paths)).toHaveLength(12);
+    // The seven published operations, the read-back GETs (one of them on a path of its own), the four batch endpoints and the imports' three paths.
+    expect(Object.keys(document.paths)).toHaveLength(15);
     for (const resource of ["orders", "customers", "checkouts", "shipments"]) expect(document.paths[`/api/v1/stores/{store_id}/${resource}/batch`]?.post).toBeDefined();
     expect(document.paths["/api/v1/stores/{store_id}/shipments/{external_id}"].get.responses["404"].content["application/json"].examples.shipment_not_found.value).toEqual({ error: "Shipment not found", code: "shipment_not_found" });
     expect(Object.keys(document.paths["/api/v1/stores/{store_id}/orders/{external_id}"].patch.responses)).toEqual(expect.arrayContaining(["200", "404", "422"]));

@@ -118,6 +118,33 @@ describe.runIf(browserAvailable())("the web console in Chromium", () => {
     await page.close();
   });
 
+  it("follows an import in the store's Imports tab, linked by its address, and downloads its refused lines", async () => {
+    const { teamId, storeId } = await tenant("Importer");
+    const key = await operator(url, ADMIN, "POST", "/admin/v1/keys", { team_id: teamId, name: "backfill" });
+    const lines = [...Array.from({ length: 1500 }, (_, i) => JSON.stringify({ external_id: `c-${i}`, phone: `+1202555${String(1000 + i)}` })), '{"external_id":"c-bad","phone":"12"}'];
+    const upload = await fetch(`${url}/api/v1/stores/${storeId}/imports?kind=customers`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${String(key.key)}`, "Content-Type": "application/x-ndjson" },
+      body: `${lines.join("\n")}\n`,
+    });
+    expect(upload.status).toBe(202);
+    const { id } = (await upload.json()) as { id: number };
+    const page = await browser.newPage();
+    await join(page, await inviteWithCli(teamId, "owner@importer.example"));
+    await page.goto(`${url}/stores/${storeId}/activity?tab=imports`);
+    const row = page.getByRole("row", { name: new RegExp(`#${id} customers`) });
+    await expect.poll(() => row.textContent(), { timeout: 20_000 }).toMatch(/succeeded.*1,501 \/ 1,501.*1,500.*0.*1/);
+    expect(await page.getByRole("tab", { name: "Imports" }).getAttribute("aria-selected")).toBe("true");
+    await page.setViewportSize({ width: 1280, height: 720 });
+    await shot(page, "09-imports");
+    await page.screenshot({ path: path.resolve(import.meta.dirname, "../../../docs/console-imports.png") });
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download errors" }).click()]);
+    expect(download.suggestedFilename()).toBe(`import-${id}-errors.ndjson`);
+    const refused = fs.readFileSync(await download.path(), "utf8").trim().split("\n").map((line) => JSON.parse(line) as { line: number; external_id: string });
+    expect(refused).toEqual([expect.objectContaining({ line: 1501, external_id: "c-bad", code: "validation_failed" })]);
+    await page.close();
+  });
+
   it("ships its production build without source maps: none built, none served", async () => {
     const assets = fs.readdirSync(path.resolve(import.meta.dirname, "..", "dist", "assets"));
     const scripts = assets.filter((file) => file.endsWith(".js"));

@@ -4,6 +4,9 @@ import * as accounts from "../auth/member.service.js";
 import { MIN_PASSWORD_LENGTH } from "../auth/password.js";
 import * as tenants from "../auth/tenant.service.js";
 import { storeActivity } from "../automations/activity.js";
+import { AppError } from "../errors.js";
+import * as imports from "../imports/import.repository.js";
+import { toImport } from "../imports/import.view.js";
 import { listRequests } from "../modules/requests/request-log.service.js";
 import { router } from "../trpc.js";
 import { memberProcedure, publicConsoleProcedure, SESSION_COOKIE } from "./console.procedure.js";
@@ -94,6 +97,21 @@ export const consoleRouter = router({
         await tenants.getTeamStore(ctx.db, ctx.session.teamId, input.store_id);
         return listRequests(ctx.db, { storeId: input.store_id, status: input.status, requestId: input.request_id || undefined, limit: input.limit });
       }),
+  }),
+
+  imports: router({
+    list: memberProcedure.input(z.object({ store_id: id })).query(async ({ ctx, input }) => {
+      await tenants.getTeamStore(ctx.db, ctx.session.teamId, input.store_id);
+      const at = new Date();
+      return (await imports.listImports(ctx.db, input.store_id, 50)).map((row) => toImport(row, at));
+    }),
+    /** An import's refused lines after `after_line`, 5,000 at most: the console saves them as a file. */
+    errors: memberProcedure.input(z.object({ store_id: id, import_id: id, after_line: z.number().int().min(0).default(0) })).query(async ({ ctx, input }) => {
+      await tenants.getTeamStore(ctx.db, ctx.session.teamId, input.store_id);
+      const found = await imports.findImport(ctx.db, input.store_id, input.import_id);
+      if (!found) throw new AppError("IMPORT_NOT_FOUND");
+      return (await imports.importErrors(ctx.db, found.id, input.after_line, 5000)).map((row) => ({ ...row, details: (row.details ?? undefined) as Array<{ path: string; message: string }> | undefined }));
+    }),
   }),
 
   team: router({

@@ -3,11 +3,11 @@ import { IMPORT_KINDS, importErrorSchema, importListSchema, importSchema, LIMITS
 import { z } from "zod";
 import { AppError } from "../errors.js";
 import { STORE_ERRORS, storeProcedure } from "../modules/procedures.js";
-import { formatOptionalTimestamp, formatTimestamp } from "../time.js";
 import { router } from "../trpc.js";
 import type { Context } from "../context.js";
 import type { StoreContext } from "../auth/store-context.js";
 import * as repo from "./import.repository.js";
+import { toImport } from "./import.view.js";
 import { IMPORT_WRITES } from "./kinds.js";
 import { checkChunk } from "./lines.js";
 import { chunksOf, uploadBody, type ReceivedChunk } from "./upload.js";
@@ -22,29 +22,6 @@ const LIST_LIMIT = 50;
 
 /** Media types an import's body may be sent as (NDJSON, also known as JSON Lines). */
 const NDJSON_TYPES = new Set(["application/x-ndjson", "application/ndjson", "application/jsonl", "application/x-jsonlines"]);
-
-export function toImport(row: repo.ImportRow, at: Date = new Date()): Import {
-  const processed = row.created + row.updated + row.failed;
-  const seconds = row.started_at ? ((row.finished_at ?? at).getTime() - row.started_at.getTime()) / 1000 : 0;
-  return {
-    id: row.id,
-    store_id: row.store_id,
-    kind: row.kind,
-    status: row.status as Import["status"],
-    lines: row.lines,
-    processed,
-    created: row.created,
-    updated: row.updated,
-    failed: row.failed,
-    bytes: row.bytes,
-    records_per_second: row.started_at && seconds > 0 ? Math.round(processed / seconds) : null,
-    error: row.error,
-    created_at: formatTimestamp(row.created_at),
-    received_at: formatOptionalTimestamp(row.received_at),
-    started_at: formatOptionalTimestamp(row.started_at),
-    finished_at: formatOptionalTimestamp(row.finished_at),
-  };
-}
 
 /**
  * The file's first chunk, checked before anything is stored: its first line
