@@ -110,6 +110,25 @@ const stop = async (child) => {
   await new Promise((resolve) => child.once("exit", resolve));
 };
 
+const TICK_MS = 1000 / (Number(execFileSync("getconf", ["CLK_TCK"]).toString()) || 100);
+/** CPU seconds (user + system) a process has used, from /proc. */
+const cpuSeconds = (pid) => {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * TICK_MS) / 1000;
+  } catch {
+    return 0;
+  }
+};
+/** CPU seconds of every PostgreSQL process on this machine (the embedded database runs inside the server). */
+const postgresSeconds = () => {
+  let pids = [];
+  try {
+    pids = execFileSync("pgrep", ["-x", "postgres"]).toString().trim().split("\n").filter(Boolean);
+  } catch {}
+  return pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+};
+
 const rssMb = (pid) => {
   const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
   return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
@@ -123,6 +142,7 @@ async function importFile(service, storeId, kind, file, lines) {
       peak = Math.max(peak, rssMb(service.child.pid));
     } catch {}
   }, 100);
+  const cpuBefore = { server: cpuSeconds(service.child.pid), postgres: postgresSeconds() };
   const started = performance.now();
   const res = await fetch(`${service.url}/api/v1/stores/${storeId}/imports?kind=${kind}`, {
     method: "POST",
@@ -141,8 +161,10 @@ async function importFile(service, storeId, kind, file, lines) {
   }
   const seconds = (performance.now() - started) / 1000;
   clearInterval(sampler);
+  // Cores each side kept busy on average: what bounds the import (a Node process runs its JavaScript on one thread).
+  const busy = { server: +((cpuSeconds(service.child.pid) - cpuBefore.server) / seconds).toFixed(2), postgres: +((postgresSeconds() - cpuBefore.postgres) / seconds).toFixed(2) };
   if (state.status !== "succeeded" || state.processed !== lines || state.failed !== 0) throw new Error(`import ended ${JSON.stringify(state)}`);
-  return { lines, seconds: +seconds.toFixed(1), uploadSeconds: +((received - started) / 1000).toFixed(1), recordsPerSecond: Math.round(lines / seconds), peakRssMb: Math.round(peak), bytes: state.bytes };
+  return { lines, seconds: +seconds.toFixed(1), uploadSeconds: +((received - started) / 1000).toFixed(1), recordsPerSecond: Math.round(lines / seconds), peakRssMb: Math.round(peak), bytes: state.bytes, coresBusy: busy };
 }
 
 /** The reference: the same order rows, flattened, into one table with a unique index, by COPY (psql's \copy, from a CSV file). */
@@ -225,13 +247,14 @@ const targets = [
   ["orders ≥ 0.3 × COPY", ratio >= 0.3, `${ratio.toFixed(2)} ×`],
   ["server RSS < 300 MB throughout", Math.max(results.orders.peakRssMb, results.customers.peakRssMb) < 300, `${Math.max(results.orders.peakRssMb, results.customers.peakRssMb)} MB peak`],
 ];
-const row = (name, r) => `| ${name} | ${r.lines.toLocaleString("en-US")} | ${r.seconds} | ${r.uploadSeconds ?? "–"} | ${r.recordsPerSecond.toLocaleString("en-US")} | ${r.peakRssMb ?? "–"} |`;
+const row = (name, r) =>
+  `| ${name} | ${r.lines.toLocaleString("en-US")} | ${r.seconds} | ${r.uploadSeconds ?? "–"} | ${r.recordsPerSecond.toLocaleString("en-US")} | ${r.peakRssMb ?? "–"} | ${r.coresBusy ? `${r.coresBusy.server} / ${r.coresBusy.postgres}` : "–"} |`;
 const report = `# Import benchmark
 
 Made by \`pnpm bench\` (\`bench/import.mjs\`) on ${new Date().toISOString().slice(0, 10)}: ${machine}; PostgreSQL on the same machine. Each import is timed from the first byte of its gzipped upload to \`succeeded\`, with the service's default settings; RSS is the server process's, sampled every 100 ms.
 
-| import | lines | seconds | of which upload | records/s | server peak RSS MB |
-|---|---|---|---|---|---|
+| import | lines | seconds | of which upload | records/s | server peak RSS MB | cores busy: server / PostgreSQL |
+|---|---|---|---|---|---|---|
 ${row("orders with embedded customers (PostgreSQL)", results.orders)}
 ${row("customers alone (PostgreSQL)", results.customers)}
 ${row("reference: COPY of the same order rows, one table, unique index", results.copyReference)}

@@ -189,6 +189,50 @@ describe("API keys in the console", () => {
   });
 });
 
+describe("pending invitations", () => {
+  it("are listed, renewed (the old link refused) and revoked (the link refused); another team's answer as unknown ones", async () => {
+    const owner = await signedInTenant();
+    const other = await signedInTenant();
+    const email = uniqueEmail("pending");
+    const { url } = await owner.browser.client.team.invite.mutate({ email });
+    const [pending] = await owner.browser.client.team.invitations.query();
+    expect(pending).toMatchObject({ email, invited_by: owner.email, expires_at: expect.any(String) });
+    const id = pending?.id ?? 0;
+    expect(await other.browser.client.team.invitations.query()).toEqual([]);
+    expect(await failure(other.browser.client.team.renewInvitation.mutate({ id }))).toMatchObject({ code: "NOT_FOUND" });
+    expect(await failure(other.browser.client.team.revokeInvitation.mutate({ id }))).toMatchObject({ code: "NOT_FOUND" });
+
+    const renewed = await owner.browser.client.team.renewInvitation.mutate({ id });
+    const token = (link: string) => link.split("/invite/")[1] ?? "";
+    expect(await failure(consoleBrowser(server).client.invitation.get.query({ token: token(url) }))).toMatchObject({ message: "This invitation link is invalid, already used or expired" });
+    expect(await consoleBrowser(server).client.invitation.get.query({ token: token(renewed.url) })).toMatchObject({ email });
+
+    await owner.browser.client.team.revokeInvitation.mutate({ id });
+    expect(await owner.browser.client.team.invitations.query()).toEqual([]);
+    const stranger = consoleBrowser(server);
+    expect(await failure(stranger.client.invitation.accept.mutate({ token: token(renewed.url), password: PASSWORD }))).toMatchObject({ code: "NOT_FOUND" });
+  });
+});
+
+describe("stores from the console", () => {
+  it("are created in the member's team and renamed; another team's store answers as an unknown one", async () => {
+    const owner = await signedInTenant();
+    const other = await signedInTenant();
+    const created = await owner.browser.client.stores.create.mutate({ name: "Second shop", country: "GB" });
+    expect(created).toMatchObject({ name: "Second shop", country: "GB", team_id: owner.team.id, paused: false });
+    expect((await owner.browser.client.stores.list.query()).map((store) => store.name)).toEqual(["Shop", "Second shop"]);
+    // The team's key writes to it at once.
+    const push = await server.request("POST", `/api/v1/stores/${created.id}/customers`, { key: owner.key, body: { phone: "020 7946 0958" } });
+    expect(push.status).toBe(201);
+    const stored = await server.request("GET", `/api/v1/stores/${created.id}/customers/${encodeURIComponent("+442079460958")}`, { key: owner.key });
+    expect(stored.body).toMatchObject({ phone: "+442079460958" });
+    expect(await owner.browser.client.stores.update.mutate({ id: created.id, name: "Renamed shop" })).toMatchObject({ name: "Renamed shop" });
+    expect(await failure(other.browser.client.stores.update.mutate({ id: created.id, name: "Taken" }))).toMatchObject({ code: "NOT_FOUND" });
+    expect(await failure(owner.browser.client.stores.create.mutate({ name: "Bad", country: "XX" }))).toMatchObject({ httpStatus: 422 });
+    expect(await failure(owner.browser.client.stores.create.mutate({ name: "", country: null }))).toMatchObject({ httpStatus: 400 });
+  });
+});
+
 describe("stores, activity and the request log", () => {
   it("a member changes country, delay and pause; the request log shows why a push was refused, by request id", async () => {
     const owner = await signedInTenant();
@@ -246,6 +290,11 @@ describe("the console's pages", () => {
       expect(res.body, route).toEqual({ error: "Not found", code: "not_found" });
     }
     expect((await server.request("GET", "/assets/missing.js")).status).toBe(404);
+    // A browser asking for a page that does not exist gets the console's own page, with its 404.
+    const unknown = await server.request("GET", "/no/such/page", { headers: { Accept: "text/html,application/xhtml+xml,*/*;q=0.8" } });
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get("content-type")).toMatch(/text\/html/);
+    expect((await server.request("GET", "/api/v1/unknown", { headers: { Accept: "text/html" } })).body).toEqual({ error: "Not found", code: "not_found" });
     expect((await server.request("GET", "/docs")).text).toContain("swagger");
   });
 });

@@ -67,6 +67,27 @@ describe.runIf(onceAcrossDatabases)("slow and lying clients", () => {
     expect(client.received()).toMatch(/^HTTP\/1\.1 408 /);
   });
 
+  it("an import's upload takes longer than the request timeout while it keeps sending, and is closed once it falls silent", async () => {
+    const upload = (length: number) =>
+      `POST /api/v1/stores/${tenant.store.id}/imports?kind=customers HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${tenant.key}\r\nContent-Type: application/x-ndjson\r\nContent-Length: ${length}\r\n\r\n`;
+    const lines = Array.from({ length: 8 }, (_, i) => `${JSON.stringify({ external_id: `slow-${i}`, phone: `+1415555${2000 + i}` })}\n`);
+    const client = await connect();
+    client.socket.write(upload(lines.join("").length));
+    // A line every 400 ms: 3.2 s in all, over twice the 1.5 s request timeout, never 1.5 s silent.
+    for (const line of lines) {
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      client.socket.write(line);
+    }
+    await expect.poll(() => client.received(), { timeout: 5_000 }).toMatch(/^HTTP\/1\.1 202 /);
+    client.socket.destroy();
+
+    const silent = await connect();
+    silent.socket.write(upload(1000) + (lines[0] ?? ""));
+    // Silent from here: closed once the request timeout passes with nothing received (and a second of margin).
+    expect(await silent.closed).toBeLessThan(3_500);
+    expect(silent.received()).not.toMatch(/ 202 /);
+  });
+
   it("300 idle or trickling connections do not stop a well-behaved client from getting its 201", async () => {
     const idle = await Promise.all(Array.from({ length: 300 }, () => connect()));
     idle.forEach((client, i) => client.socket.write(i % 2 === 0 ? head(500).slice(0, 40) : head(500) + "{"));

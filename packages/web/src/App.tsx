@@ -6,6 +6,7 @@ import { Invitation } from "./routes/Invitation.js";
 import { SignIn } from "./routes/SignIn.js";
 import { Stores } from "./routes/Stores.js";
 import { Team } from "./routes/Team.js";
+import { NotFound } from "./routes/NotFound.js";
 
 /** The console's routes; the server answers each of these paths with this app. */
 export function App() {
@@ -21,7 +22,7 @@ export function App() {
         <Route path="/stores/:storeId/activity" element={<Activity />} />
         <Route path="/team" element={<Team />} />
       </Route>
-      <Route path="*" element={<Navigate to="/" replace />} />
+      <Route path="*" element={<NotFound />} />
     </Routes>
   );
 }

@@ -47,6 +47,38 @@ export function findOpenInvitation(db: Executor, tokenHash: string) {
     .executeTakeFirst();
 }
 
+/** The team's invitations that can still be accepted, newest first, with who sent each. */
+export function listOpenInvitations(db: Executor, teamId: number) {
+  return db
+    .selectFrom("invitations as i")
+    .leftJoin("members as m", "m.id", "i.invited_by")
+    .select(["i.id", "i.email", "i.created_at", "i.expires_at", "m.email as invited_by"])
+    .where("i.team_id", "=", teamId)
+    .where("i.accepted_at", "is", null)
+    .where("i.expires_at", ">", sql<Date>`now()`)
+    .orderBy("i.id", "desc")
+    .execute();
+}
+
+/** A new link for the team's open invitation (the old one stops working); undefined when there is no such invitation. */
+export function renewInvitationToken(db: Executor, teamId: number, id: number, tokenHash: string) {
+  return db
+    .updateTable("invitations")
+    .set({ token_hash: tokenHash })
+    .where("id", "=", id)
+    .where("team_id", "=", teamId)
+    .where("accepted_at", "is", null)
+    .where("expires_at", ">", sql<Date>`now()`)
+    .returning(["id", "team_id", "email", "expires_at"])
+    .executeTakeFirst();
+}
+
+/** Withdraws the team's open invitation: its link is refused from now on. False when there was none. */
+export async function deleteOpenInvitation(db: Executor, teamId: number, id: number): Promise<boolean> {
+  const result = await db.deleteFrom("invitations").where("id", "=", id).where("team_id", "=", teamId).where("accepted_at", "is", null).executeTakeFirst();
+  return Number(result.numDeletedRows) === 1;
+}
+
 /** Marks the invitation used; false when another request used it first. */
 export async function markInvitationAccepted(db: Executor, id: number): Promise<boolean> {
   const result = await db.updateTable("invitations").set({ accepted_at: sql<Date>`now()` }).where("id", "=", id).where("accepted_at", "is", null).executeTakeFirst();

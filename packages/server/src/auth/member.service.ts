@@ -66,6 +66,30 @@ export async function inviteMember(db: Db, settings: AccountSettings, input: { t
   };
 }
 
+/** The team's pending invitations (their links cannot be shown again: `renewInvitation` makes a new one). */
+export async function listInvitations(db: Db, teamId: number) {
+  return (await repo.listOpenInvitations(db, teamId)).map((row) => ({
+    id: row.id,
+    email: row.email,
+    invited_by: row.invited_by,
+    created_at: formatTimestamp(row.created_at),
+    expires_at: formatTimestamp(row.expires_at),
+  }));
+}
+
+/** A new link for a pending invitation, to copy; the old link stops working. */
+export async function renewInvitation(db: Db, settings: AccountSettings, teamId: number, id: number) {
+  const token = randomToken();
+  const invitation = await repo.renewInvitationToken(db, teamId, id, hashToken(token));
+  if (!invitation) throw new AppError("INVITATION_INVALID");
+  return { team_id: invitation.team_id, email: invitation.email, url: `${settings.publicUrl}/invite/${token}`, expires_at: formatTimestamp(invitation.expires_at) };
+}
+
+/** Withdraws a pending invitation: its link answers as an unknown one from now on. */
+export async function revokeInvitation(db: Db, teamId: number, id: number): Promise<void> {
+  if (!(await repo.deleteOpenInvitation(db, teamId, id))) throw new AppError("INVITATION_INVALID");
+}
+
 export async function describeInvitation(db: Db, token: string) {
   const invitation = await repo.findOpenInvitation(db, hashToken(token));
   if (!invitation) throw new AppError("INVITATION_INVALID");

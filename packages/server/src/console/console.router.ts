@@ -1,4 +1,4 @@
-import { FLOWS, JOB_STATUSES, storeUpdateSchema } from "@commerce-ingest/shared";
+import { FLOWS, JOB_STATUSES, storeCreateSchema, storeUpdateSchema } from "@commerce-ingest/shared";
 import { z } from "zod";
 import * as accounts from "../auth/member.service.js";
 import { MIN_PASSWORD_LENGTH } from "../auth/password.js";
@@ -66,8 +66,11 @@ export const consoleRouter = router({
 
   stores: router({
     list: memberProcedure.query(({ ctx }) => tenants.listStores(ctx.db, ctx.session.teamId)),
+    create: memberProcedure
+      .input(storeCreateSchema.omit({ team_id: true }))
+      .mutation(({ ctx, input }) => tenants.createStore(ctx.db, { ...input, team_id: ctx.session.teamId })),
     update: memberProcedure
-      .input(storeUpdateSchema.pick({ country: true, recovery_delay_seconds: true, paused: true }).extend({ id }))
+      .input(storeUpdateSchema.pick({ name: true, country: true, recovery_delay_seconds: true, paused: true }).extend({ id }))
       .mutation(async ({ ctx, input: { id: storeId, ...patch } }) => {
         await tenants.getTeamStore(ctx.db, ctx.session.teamId, storeId);
         return tenants.updateStore(ctx.db, storeId, patch);
@@ -116,6 +119,12 @@ export const consoleRouter = router({
 
   team: router({
     members: memberProcedure.query(async ({ ctx }) => ({ me: ctx.session.memberId, members: await accounts.listMembers(ctx.db, ctx.session.teamId) })),
+    invitations: memberProcedure.query(({ ctx }) => accounts.listInvitations(ctx.db, ctx.session.teamId)),
+    renewInvitation: memberProcedure.input(z.object({ id })).mutation(({ ctx, input }) => accounts.renewInvitation(ctx.db, ctx.accounts.settings, ctx.session.teamId, input.id)),
+    revokeInvitation: memberProcedure.input(z.object({ id })).mutation(async ({ ctx, input }) => {
+      await accounts.revokeInvitation(ctx.db, ctx.session.teamId, input.id);
+      return { ok: true as const };
+    }),
     invite: memberProcedure
       .input(z.object({ email }))
       .mutation(({ ctx, input }) => accounts.inviteMember(ctx.db, ctx.accounts.settings, { teamId: ctx.session.teamId, email: input.email, invitedBy: ctx.session.memberId })),

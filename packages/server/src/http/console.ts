@@ -83,5 +83,13 @@ export function createConsolePages(dir: string): express.Router | undefined {
     res.sendFile(index);
   });
   pages.use(express.static(dir, { index: false, maxAge: "1h" }));
+  // A browser's page that names nothing: the console's own "not found" page, with a 404. API clients, the API's
+  // paths, the console's procedures and assets keep their JSON 404 (they never ask for HTML first).
+  pages.get(/.*/, (req, res, next) => {
+    const wantsPage = /^text\/html\b/.test(req.headers.accept ?? "");
+    if (!wantsPage || /^\/(?:api|admin|console|assets)(?:\/|$)/.test(req.path)) return next();
+    res.status(404).setHeader("Cache-Control", "no-cache");
+    res.sendFile(index);
+  });
   return pages;
 }

@@ -37,11 +37,16 @@ export function createHttpServer(app: express.Express, limits: ConnectionLimits)
   const server = http.createServer(
     {
       headersTimeout: limits.headersTimeoutMs,
-      requestTimeout: limits.requestTimeoutMs,
+      // Node's request timeout bounds a whole request, an upload of a shop's history too: the body's
+      // deadline is kept here instead (see `boundBody`), by time for a body, by silence for an upload.
+      requestTimeout: 0,
       keepAliveTimeout: Math.max(limits.keepAliveTimeoutMs - KEEP_ALIVE_MARGIN_MS, Math.ceil(limits.keepAliveTimeoutMs / 2)),
       connectionsCheckingInterval: 1_000,
     },
-    app,
+    (req, res) => {
+      boundBody(req, limits.requestTimeoutMs);
+      app(req, res);
+    },
   );
   server.maxConnections = limits.maxConnections;
   server.on("connection", (socket: Duplex & { bytesRead: number }) => {
@@ -51,6 +56,32 @@ export function createHttpServer(app: express.Express, limits: ConnectionLimits)
   });
   server.on("clientError", answerProtocolError);
   return server;
+}
+
+/** A streamed upload (an import's file): it may take as long as it needs while bytes keep coming. */
+const isUpload = (req: http.IncomingMessage) => req.method === "POST" && /^\/api\/v1\/stores\/[^/]+\/imports\/?(?:\?|$)/.test(req.url ?? "");
+
+/**
+ * A body must arrive whole within `ms` of its headers (a body that trickles is
+ * answered 408 and its connection closed, as Node's own request timeout
+ * would); an upload instead must never fall silent for `ms`.
+ */
+function boundBody(req: http.IncomingMessage, ms: number): void {
+  if (req.complete) return;
+  if (isUpload(req)) {
+    const socket = req.socket;
+    socket.setTimeout(ms, () => socket.destroy());
+    req.once("end", () => socket.setTimeout(0));
+    return;
+  }
+  const timer = setTimeout(() => {
+    if (req.complete) return;
+    const error: NodeJS.ErrnoException = new Error("request body timeout");
+    error.code = "ERR_HTTP_REQUEST_TIMEOUT";
+    answerProtocolError(error, req.socket);
+  }, ms);
+  req.once("end", () => clearTimeout(timer));
+  req.once("close", () => clearTimeout(timer));
 }
 
 /** What a request Node could not read as HTTP answers, by the parser's error code. */

@@ -91,8 +91,11 @@ export function startImportRunner(deps: { db: Db; logger: Logger }, options: Imp
     if (!chunk) return inTransaction(deps.db, (trx) => startQueued(trx, options.perTeam));
     const id = `${chunk.import_id}:${chunk.seq}`;
     try {
+      const started = performance.now();
       const lines = read.get(id) ?? checkChunk(IMPORT_WRITES[chunk.kind], inflateRawSync(chunk.body), chunk.first_line, { country: chunk.country });
+      const checked = performance.now();
       const outcome = await merge(chunk, lines);
+      log.debug({ importId: chunk.import_id, chunk: chunk.seq, outcome, checkMs: Math.round(checked - started), mergeMs: Math.round(performance.now() - checked) }, "import chunk");
       if (outcome === "wait") {
         // The chunk before it is still being merged (or its process died): let go, and come back to it.
         if (read.size >= options.concurrency * READ_AHEAD) read.clear();
@@ -120,6 +123,9 @@ export function startImportRunner(deps: { db: Db; logger: Logger }, options: Imp
         const worked = await once();
         backoffMs = 0;
         if (!worked) await sleep(options.pollIntervalMs);
+        // Let the event loop take in what arrived meanwhile: the embedded database runs its statements on this
+        // thread, and a loop that only ever awaited its queries would keep the requests waiting until the import ends.
+        else await new Promise((resolve) => setImmediate(resolve));
       } catch (error) {
         // The database is away: try again, more slowly each time, without losing anything (nothing was committed).
         backoffMs = Math.min(5_000, backoffMs === 0 ? 100 : backoffMs * 2);

@@ -17,7 +17,7 @@ export function SignedIn() {
   });
   if (me.isPending) return <p className="loading">Loading…</p>;
   if (me.isError) return <p className="error" role="alert">The console cannot reach the server. Try again in a moment.</p>;
-  if (!me.data) return <Navigate to={`/sign-in?next=${encodeURIComponent(location.pathname)}`} replace />;
+  if (!me.data) return <Navigate to={`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`} replace />;
   return (
     <div className="frame">
       <header>

@@ -41,7 +41,7 @@ function Automations({ storeId }: { storeId: number }) {
       </div>
       {activity.isError && <ErrorLine error={problemOf(activity.error).message} />}
       <h2>Runs</h2>
-      <table>
+      <table tabIndex={0}>
         <thead>
           <tr>
             <th>Created</th>
@@ -80,7 +80,7 @@ function Automations({ storeId }: { storeId: number }) {
         </tbody>
       </table>
       <h2>Messages</h2>
-      <table>
+      <table tabIndex={0}>
         <thead>
           <tr>
             <th>Created</th>
@@ -137,7 +137,7 @@ function Requests({ storeId }: { storeId: number }) {
       </div>
       <p className="muted">The last 7 days of API calls to this store: never bodies, phones or key values.</p>
       {requests.isError && <ErrorLine error={problemOf(requests.error).message} />}
-      <table>
+      <table tabIndex={0}>
         <thead>
           <tr>
             <th>Time</th>
@@ -219,7 +219,7 @@ function Imports({ storeId }: { storeId: number }) {
         <p className="muted">No imports yet.</p>
       ) : (
         <div className="scroll">
-          <table>
+          <table tabIndex={0}>
             <thead>
               <tr>
                 <th>Import</th>

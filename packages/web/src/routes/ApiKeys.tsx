@@ -146,7 +146,7 @@ export function ApiKeys() {
       {keys.isError && <ErrorLine error={problemOf(keys.error).message} />}
       {keys.data && keys.data.length === 0 && <p>No keys yet. Add one to start pushing data.</p>}
       {keys.data && keys.data.length > 0 && (
-        <table>
+        <table tabIndex={0}>
           <thead>
             <tr>
               <th>Name</th>

@@ -11,7 +11,7 @@ function StoreRow({ store }: { store: Store }) {
   const [country, setCountry] = useState(store.country ?? "");
   const [delayMinutes, setDelayMinutes] = useState(String(store.recovery_delay_seconds / 60));
   const save = useMutation({
-    mutationFn: (patch: { country?: string | null; recovery_delay_seconds?: number; paused?: boolean }) => trpc.stores.update.mutate({ id: store.id, ...patch }),
+    mutationFn: (patch: { name?: string; country?: string | null; recovery_delay_seconds?: number; paused?: boolean }) => trpc.stores.update.mutate({ id: store.id, ...patch }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ["stores"] }),
   });
   const submit = (event: FormEvent) => {
@@ -23,7 +23,20 @@ function StoreRow({ store }: { store: Store }) {
       <td>
         <strong className="store-id">{store.id}</strong>
       </td>
-      <td>{store.name}</td>
+      <td>
+        {store.name}{" "}
+        <button
+          type="button"
+          className="quiet"
+          aria-label={`Rename store ${store.id}`}
+          onClick={() => {
+            const name = window.prompt("New name of the store", store.name)?.trim();
+            if (name && name !== store.name) save.mutate({ name });
+          }}
+        >
+          Rename
+        </button>
+      </td>
       <td colSpan={2}>
         <form className="inline" onSubmit={submit} aria-label={`Settings of store ${store.id}`}>
           <label>
@@ -53,6 +66,46 @@ function StoreRow({ store }: { store: Store }) {
   );
 }
 
+function AddStore() {
+  const queryClient = useQueryClient();
+  const [name, setName] = useState("");
+  const [country, setCountry] = useState("");
+  const create = useMutation({
+    mutationFn: () => trpc.stores.create.mutate({ name: name.trim(), country: country.trim() === "" ? null : country.trim().toUpperCase() }),
+    onSuccess: () => {
+      setName("");
+      setCountry("");
+      return queryClient.invalidateQueries({ queryKey: ["stores"] });
+    },
+  });
+  const problem = create.isError ? problemOf(create.error) : undefined;
+  return (
+    <>
+      <h2>Add a store</h2>
+      <form
+        className="inline"
+        onSubmit={(event: FormEvent) => {
+          event.preventDefault();
+          create.mutate();
+        }}
+      >
+        <label>
+          Name
+          <input required maxLength={255} value={name} onChange={(event) => setName(event.target.value)} />
+        </label>
+        <label>
+          Phone country
+          <input value={country} maxLength={2} size={3} placeholder="US" onChange={(event) => setCountry(event.target.value)} />
+        </label>
+        <button type="submit" disabled={create.isPending}>
+          Add store
+        </button>
+      </form>
+      <ErrorLine error={problem ? [problem.message, ...Object.entries(problem.fields).map(([field, message]) => `${field}: ${message}`)].join(" · ") : undefined} />
+    </>
+  );
+}
+
 export function Stores() {
   const stores = useQuery({ queryKey: ["stores"], queryFn: () => trpc.stores.list.query() });
   return (
@@ -64,7 +117,7 @@ export function Stores() {
       </p>
       {stores.isError && <ErrorLine error={problemOf(stores.error).message} />}
       {stores.data && (
-        <table>
+        <table tabIndex={0}>
           <thead>
             <tr>
               <th>Store id</th>
@@ -81,6 +134,8 @@ export function Stores() {
           </tbody>
         </table>
       )}
+      {stores.data?.length === 0 && <p className="muted">No stores yet: add the first one below.</p>}
+      <AddStore />
     </section>
   );
 }

@@ -7,7 +7,12 @@ export function Team() {
   const queryClient = useQueryClient();
   const team = useQuery({ queryKey: ["team"], queryFn: () => trpc.team.members.query() });
   const [email, setEmail] = useState("");
-  const invite = useMutation({ mutationFn: () => trpc.team.invite.mutate({ email }) });
+  const invitations = useQuery({ queryKey: ["invitations"], queryFn: () => trpc.team.invitations.query() });
+  const refresh = () => queryClient.invalidateQueries({ queryKey: ["invitations"] });
+  const invite = useMutation({ mutationFn: () => trpc.team.invite.mutate({ email }), onSuccess: refresh });
+  const renew = useMutation({ mutationFn: (id: number) => trpc.team.renewInvitation.mutate({ id }), onSuccess: refresh });
+  const revoke = useMutation({ mutationFn: (id: number) => trpc.team.revokeInvitation.mutate({ id }), onSuccess: refresh });
+  const link = renew.data ?? invite.data;
   const remove = useMutation({
     mutationFn: (memberId: number) => trpc.team.remove.mutate({ member_id: memberId }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ["team"] }),
@@ -20,7 +25,7 @@ export function Team() {
     <section>
       <h1>Team</h1>
       {team.isError && <ErrorLine error={problemOf(team.error).message} />}
-      <table>
+      <table tabIndex={0}>
         <thead>
           <tr>
             <th>E-mail</th>
@@ -66,15 +71,61 @@ export function Team() {
         </button>
       </form>
       <ErrorLine error={invite.isError ? problemOf(invite.error).message : undefined} />
-      {invite.data && (
+      {link && (
         <div className="secret">
-          <code>{invite.data.url}</code>
-          <CopyButton text={invite.data.url} />
+          <code>{link.url}</code>
+          <CopyButton text={link.url} />
           <p className="muted">
-            Send this link to {invite.data.email}; it works once, until <Time value={invite.data.expires_at} />.
+            Send this link to {link.email}; it works once, until <Time value={link.expires_at} />.
           </p>
         </div>
       )}
+      <h2>Pending invitations</h2>
+      {invitations.isError && <ErrorLine error={problemOf(invitations.error).message} />}
+      {invitations.data?.length === 0 ? (
+        <p className="muted">No pending invitations.</p>
+      ) : (
+        <div className="scroll">
+          <table tabIndex={0}>
+            <thead>
+              <tr>
+                <th>E-mail</th>
+                <th>Invited by</th>
+                <th>Expires</th>
+                <th />
+              </tr>
+            </thead>
+            <tbody>
+              {invitations.data?.map((invitation) => (
+                <tr key={invitation.id}>
+                  <td>{invitation.email}</td>
+                  <td>{invitation.invited_by ?? <span className="muted">an operator</span>}</td>
+                  <td>
+                    <Time value={invitation.expires_at} />
+                  </td>
+                  <td>
+                    <button type="button" className="quiet" disabled={renew.isPending} onClick={() => renew.mutate(invitation.id)} title="Links are shown once: this makes a new one, and the old one stops working">
+                      New link
+                    </button>{" "}
+                    <button
+                      type="button"
+                      className="danger quiet"
+                      disabled={revoke.isPending}
+                      aria-label={`Revoke the invitation of ${invitation.email}`}
+                      onClick={() => {
+                        if (window.confirm(`Revoke the invitation of ${invitation.email}? Its link will be refused.`)) revoke.mutate(invitation.id);
+                      }}
+                    >
+                      Revoke
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <ErrorLine error={renew.isError ? problemOf(renew.error).message : revoke.isError ? problemOf(revoke.error).message : undefined} />
     </section>
   );
 }

@@ -1,0 +1,120 @@
+import fs from "node:fs";
+import path from "node:path";
+import { createRequire } from "node:module";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { operator, startProcess, stopAll, tempDir, type Proc } from "../../server/test/processes.js";
+import { browserAvailable, launch } from "./browser.js";
+
+/**
+ * Every page of the console at a desktop's width and a phone's: nothing
+ * scrolls sideways, axe-core finds no serious or critical violation, and a
+ * screenshot of each goes to docs/console/ (the README shows them).
+ */
+const ADMIN = "browser-test-admin-token-0123";
+const PASSWORD = "a long enough password";
+const SHOTS = path.resolve(import.meta.dirname, "../../../docs/console");
+const AXE = fs.readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+const procs: Proc[] = [];
+let browser: Browser;
+let url: string;
+let storeId: number;
+let inviteUrl: string;
+
+type Violation = { id: string; impact: string | null; nodes: Array<{ target: string[] }> };
+
+async function check(page: Page, name: string, width: number) {
+  // Let the page settle: its queries answered, nothing still loading.
+  await page.waitForLoadState("networkidle");
+  await expect.poll(() => page.locator(".loading").count()).toBe(0);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  expect(overflow, `${name} at ${width} px scrolls sideways by ${overflow} px`).toBeLessThanOrEqual(0);
+  // Evaluated through the browser's protocol: the console's policy allows no inline script.
+  await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (context: Document) => Promise<{ violations: Violation[] }> } }).axe;
+    return (await axe.run(document)).violations.map(({ id, impact, nodes }) => ({ id, impact, nodes: nodes.map((node) => ({ target: node.target })) }));
+  });
+  const serious = violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical");
+  expect(serious, `${name} at ${width} px: ${JSON.stringify(serious)}`).toEqual([]);
+  await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: width < 500 });
+}
+
+async function signedIn(context: BrowserContext): Promise<Page> {
+  const page = await context.newPage();
+  await page.goto(`${url}/sign-in`);
+  await page.getByLabel("E-mail").fill("owner@screens.example");
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL("**/settings/api-keys");
+  return page;
+}
+
+describe.runIf(browserAvailable())("every console page, at 1280 and 390 px", () => {
+  beforeAll(async () => {
+    fs.mkdirSync(SHOTS, { recursive: true });
+    const server = await startProcess("main.js", { DATA_DIR: tempDir(), ADMIN_TOKEN: ADMIN, SEED_DEMO: "false" });
+    procs.push(server);
+    url = server.url ?? "";
+    browser = await launch();
+    const team = await operator(url, ADMIN, "POST", "/admin/v1/teams", { name: "Screens" });
+    const store = await operator(url, ADMIN, "POST", "/admin/v1/stores", { team_id: team.id, name: "Screens shop", country: "US" });
+    storeId = Number(store.id);
+    const key = await operator(url, ADMIN, "POST", "/admin/v1/keys", { team_id: team.id, name: "shop backend" });
+    // Some of everything: an order (its automations), a refused push (the request log), an import with a refused line.
+    const api = (method: string, pathname: string, body: string, type = "application/json") =>
+      fetch(`${url}/api/v1/stores/${storeId}${pathname}`, { method, headers: { Authorization: `Bearer ${String(key.key)}`, "Content-Type": type }, body });
+    await api("POST", "/orders", JSON.stringify({ external_id: "1001", placed_at: "2026-11-20T10:00:00Z", total_price: 42, customer: { phone: "+12025550143", first_name: "Ada" } }));
+    await api("POST", "/orders", JSON.stringify({ external_id: "1002", placed_at: "yesterday", total_price: -1 }));
+    await api("POST", "/imports?kind=customers", '{"external_id":"c-1","phone":"+12025550144"}\n{"external_id":"c-2","phone":"12"}\n', "application/x-ndjson");
+    const first = await operator(url, ADMIN, "POST", "/admin/v1/invitations", { team_id: team.id, email: "owner@screens.example" });
+    const page = await browser.newPage();
+    await page.goto(String(first.url));
+    await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
+    await page.getByLabel("Repeat the password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Set password and sign in" }).click();
+    await page.waitForURL("**/settings/api-keys");
+    // A pending invitation, for the Team page and the invitation page.
+    const invited = await page.evaluate(async () => {
+      const response = await fetch("/console/trpc/team.invite", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ email: "new@screens.example" }) });
+      return ((await response.json()) as { result: { data: { url: string } } }).result.data.url;
+    });
+    inviteUrl = invited;
+    await page.close();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await stopAll(procs);
+  });
+
+  for (const width of [1280, 390]) {
+    it(`at ${width} px`, { timeout: 120_000 }, async () => {
+      const outside = await browser.newContext({ viewport: { width, height: 800 } });
+      const signInPage = await outside.newPage();
+      await signInPage.goto(`${url}/sign-in`);
+      await check(signInPage, "sign-in", width);
+      await signInPage.goto(inviteUrl);
+      await expect.poll(() => signInPage.getByRole("heading", { name: /Join/ }).isVisible()).toBe(true);
+      await check(signInPage, "invitation", width);
+      await outside.close();
+
+      const context = await browser.newContext({ viewport: { width, height: 800 } });
+      const page = await signedIn(context);
+      const pages: Array<[string, string, () => Promise<unknown>]> = [
+        ["api-keys", "/settings/api-keys", () => page.getByRole("row", { name: /shop backend/ }).waitFor()],
+        ["stores", "/stores", () => page.getByText("Screens shop").waitFor()],
+        ["automations", `/stores/${storeId}/activity`, () => page.getByRole("cell", { name: "post_purchase" }).first().waitFor()],
+        ["request-log", `/stores/${storeId}/activity?tab=requests`, () => page.getByText("/api/v1/stores/{store_id}/orders").first().waitFor()],
+        ["imports", `/stores/${storeId}/activity?tab=imports`, () => page.getByRole("cell", { name: "succeeded" }).first().waitFor()],
+        ["team", "/team", () => page.getByText("new@screens.example").waitFor()],
+        ["not-found", "/no/such/page", () => page.getByRole("heading", { name: "Page not found" }).waitFor()],
+      ];
+      for (const [name, pathname, ready] of pages) {
+        await page.goto(`${url}${pathname}`);
+        await ready();
+        await check(page, name, width);
+      }
+      await context.close();
+    });
+  }
+});
