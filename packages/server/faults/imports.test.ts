@@ -112,6 +112,24 @@ describe.runIf(!unavailable)("an import under faults", () => {
     await checkRows(shop.storeId);
   });
 
+  it("is shared by a server and a worker process, each merging chunks of it, with exact counts", { timeout: 240_000 }, async () => {
+    // One chunk at a time each: the chunk after the next is for the other process to take.
+    const server = await startProcess("main.js", { ...env, PORT: String(await freePort()) });
+    procs.push(server);
+    const worker = await startProcess("worker.js", { ...env, LOG_LEVEL: "debug" });
+    procs.push(worker);
+    const url = server.url ?? "";
+    const shop = await tenant(url);
+    const id = await upload(url, shop);
+    await until(async () => (await state(url, shop, id))?.status === "succeeded", "the import to succeed");
+    expect(await state(url, shop, id)).toMatchObject({ status: "succeeded", processed: LINES, created: DISTINCT, updated: LINES - DISTINCT, failed: 0 });
+    await checkRows(shop.storeId);
+    // The worker, which received nothing, merged part of the file.
+    expect(worker.output()).toMatch(new RegExp(`"importId":${id},"chunk":\\d+,"outcome":"merged"`));
+    worker.child.kill("SIGTERM");
+    await worker.exited;
+  });
+
   it("finishes with exact counts through a PostgreSQL restart", { timeout: 240_000 }, async () => {
     const server = await startProcess("main.js", { ...env, PORT: String(await freePort()) });
     procs.push(server);

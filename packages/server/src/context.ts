@@ -5,12 +5,14 @@ import type { RateLimiter } from "./auth/rate-limit.js";
 import type { Db } from "./db/types.js";
 import type { AppError } from "./errors.js";
 import type { Logger } from "./logger.js";
-import type { IdempotencyRequest } from "./modules/requests/idempotency.js";
 import type { RequestLog } from "./modules/requests/request-log.service.js";
 import type { Metrics } from "./http/metrics.js";
 
 /** What the console's sign-in needs: its settings, its throttles, and whether cookies demand HTTPS. */
 export type AccountServices = { settings: AccountSettings; limiters: SignInLimiters; cookieSecure: boolean };
+
+/** A request's `Idempotency-Key`, read (see `idempotency.ts`): the key and a fingerprint of the request, or a key that is not valid. */
+export type IdempotencyRequest = { key: string; fingerprint: string } | { invalidKey: true };
 
 export type ImportSettings = { uploadLimitBytes: number; lineBytes: number; nudge?: () => void };
 

@@ -1,6 +1,6 @@
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { claimChunk } from "../src/imports/import.repository.js";
+import { claimChunk, startQueued } from "../src/imports/import.repository.js";
 import { startImportRunner } from "../src/imports/runner.js";
 import { createLogger } from "../src/logger.js";
 import { startTestServer, type TestServer } from "./helpers.js";
@@ -187,6 +187,25 @@ describe("imports", () => {
     expect((await idle.request("GET", path, { key: tenant.key })).body).toMatchObject({ status: "cancelled", finished_at: expect.any(String) });
     expect((await idle.request("DELETE", path, { key: tenant.key })).body).toMatchObject({ code: "import_finished" });
     expect((await idle.request("GET", `/api/v1/stores/${tenant.store.id}/customers/c-1`, { key: tenant.key })).status).toBe(404);
+  });
+
+  it("run a bounded number of a team's imports at once; the rest wait, queued, while other teams' start", async () => {
+    const [team, other] = [await idle.createTenant(), await idle.createTenant()];
+    const file = ndjson([{ external_id: "c-1", phone: "+14155550100" }]);
+    const first = await upload(idle, team, "customers", file);
+    const second = await upload(idle, team, "customers", file);
+    const theirs = await upload(idle, other, "customers", file);
+    const status = async (tenant: Tenant, id: number) => (await idle.request("GET", `/api/v1/stores/${tenant.store.id}/imports/${id}`, { key: tenant.key })).body.status;
+    // One import a team: the team's first starts, its second waits, the other team's starts.
+    const started = [];
+    for (let i = 0; i < 4; i++) started.push(await idle.db.transaction().execute((trx) => startQueued(trx, 1)));
+    expect(started).toEqual([true, true, false, false]);
+    expect([await status(team, first.body.id), await status(team, second.body.id), await status(other, theirs.body.id)]).toEqual(["running", "queued", "running"]);
+    // Once the team's first ends, its second starts.
+    await idle.request("DELETE", `/api/v1/stores/${team.store.id}/imports/${first.body.id}`, { key: team.key });
+    expect(await idle.db.transaction().execute((trx) => startQueued(trx, 1))).toBe(true);
+    expect(await status(team, second.body.id)).toBe("running");
+    for (const [tenant, id] of [[team, second.body.id], [other, theirs.body.id]] as const) await idle.request("DELETE", `/api/v1/stores/${tenant.store.id}/imports/${id}`, { key: tenant.key });
   });
 
   it("finish an import whose process died holding a chunk, and share its chunks with another process, with exact counts", async () => {

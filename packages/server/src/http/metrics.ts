@@ -4,7 +4,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 import type { AccessCache } from "../auth/access-cache.js";
 import { retries } from "../db/prepared.js";
 import type { Db } from "../db/types.js";
-import { gathered } from "../modules/gather.js";
+import { gathered } from "../modules/gathered.js";
 
 /** Automations that ended failed in the last hour, by flow: read from the index of failed jobs, never every job. */
 export const failedInLastHour = sql<{ flow: string; n: number }>`

@@ -1,7 +1,11 @@
 import { isStaleWriteError } from "../db/sql.js";
 import { inStatement } from "../db/transaction.js";
 import type { Db } from "../db/types.js";
-import { uniqueTags } from "./customers/customer.service.js";
+
+/** Tags keep their order; repeats after the first are dropped. */
+export function uniqueTags(tags: readonly string[] | null | undefined): string[] {
+  return [...new Set(tags ?? [])];
+}
 
 /**
  * The merge rule of every upsert and PATCH, for the optional fields most

@@ -4,15 +4,16 @@ import type { Db } from "../db/types.js";
 import { AppError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { errorForLog } from "../logger.js";
-import type { ServiceCall, Upserted } from "./procedures.js";
+import type { ServiceCall, Upserted } from "./calls.js";
 
 /** How many writes of one lane (one store, one kind of record, one trigger mode) are under way at once; pushes arriving beyond them wait and go together. */
 export const WRITES_PER_LANE = 2;
 /** The most pushes one shared write carries. */
 export const MOST_PER_WRITE = 200;
 
-/** What this process's gathering came to, for /metrics: writes made, those that carried one push, and the pushes all carried. */
-export const gathered = { writes: 0, alone: 0, pushes: 0 };
+import { gathered } from "./gathered.js";
+
+export { gathered };
 
 type Waiting<Body, Record> = { body: Body; key: string; resolve: (result: Upserted<Record>) => void; reject: (error: unknown) => void };
 type Lane<Body, Record> = { call: ServiceCall; logger: Logger; writing: number; waiting: Array<Waiting<Body, Record>>; scheduled: boolean; keysWriting: Set<string> };

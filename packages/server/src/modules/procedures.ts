@@ -3,13 +3,12 @@ import { z } from "zod";
 import { storeBodyProcedure, storeProcedure } from "../auth/auth.middleware.js";
 import type { StoreContext } from "../auth/store-context.js";
 import type { Context } from "../context.js";
-import type { TriggerOptions } from "../automations/flows/index.js";
-import type { Db } from "../db/types.js";
 import { isDatabaseUnavailable } from "../db/index.js";
 import { inTransaction, isRetryable } from "../db/transaction.js";
 import { AppError, batchTooLarge } from "../errors.js";
 import { errorForLog } from "../logger.js";
 import { parseBody, type PhonePath } from "./body.js";
+import type { ServiceCall, Upserted } from "./calls.js";
 import { gatherPushes } from "./gather.js";
 import type { PageRequest } from "./pages.js";
 
@@ -46,11 +45,7 @@ function parsedBody<S extends z.ZodType>(ctx: Context & { store: StoreContext },
   return value;
 }
 
-/** What an upsert came to: `stale` when the write was older than the stored record (by `source_updated_at`) and changed nothing. */
-export type Upserted<Record> = { record: Record; created: boolean; stale: boolean };
-
-/** What a service sees of a request: the database, the authorized store and whether the push is a backfill. */
-export type ServiceCall = { db: Db; store: StoreContext; options: TriggerOptions };
+export type { ServiceCall, Upserted } from "./calls.js";
 
 export type UpsertSpec<Body extends z.ZodType, Record extends object> = {
   resource: Resource;

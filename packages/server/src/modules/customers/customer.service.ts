@@ -7,7 +7,7 @@ import type { TriggerOptions } from "../../automations/flows/index.js";
 import type { CustomerRow, Db, Executor } from "../../db/types.js";
 import { olderThanStored } from "../../db/sql.js";
 import { inStatement, inTransaction } from "../../db/transaction.js";
-import { byShape, inOneGroup, inOneStatement, orStored, presentOnly } from "../fields.js";
+import { byShape, inOneGroup, inOneStatement, orStored, presentOnly, uniqueTags } from "../fields.js";
 import { unstorableText } from "../../text.js";
 import { listPage, type PageRequest } from "../pages.js";
 import type { PageWindow } from "../../db/pages.js";
@@ -25,11 +25,6 @@ export function toCustomer(row: CustomerRow): Customer {
     lifetime_value: row.lifetime_value,
     orders_count: row.orders_count,
   };
-}
-
-/** Tags keep their order; repeats after the first are dropped. */
-export function uniqueTags(tags: readonly string[] | null | undefined): string[] {
-  return [...new Set(tags ?? [])];
 }
 
 /**

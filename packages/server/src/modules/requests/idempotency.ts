@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { AppError } from "../../errors.js";
 import { toErrorResponse } from "../../http/errors.js";
-import type { Context } from "../../context.js";
+import type { Context, IdempotencyRequest } from "../../context.js";
 import * as repo from "./idempotency.repository.js";
 
 /** How long a first response is replayed, and when a claim whose request never finished may be taken over. */
@@ -9,8 +9,7 @@ export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
 const STALE_CLAIM_SECONDS = 60;
 const KEY = /^[\x21-\x7E]{1,255}$/;
 
-/** What the adapter read of an `Idempotency-Key` request: the key and a fingerprint of the request, or a key that is not one. */
-export type IdempotencyRequest = { key: string; fingerprint: string } | { invalidKey: true };
+export type { IdempotencyRequest };
 
 /** The request's `Idempotency-Key`, and a SHA-256 of its method, path and body. */
 export function idempotencyRequestOf(header: string | string[] | undefined, method: string, path: string, body: unknown): IdempotencyRequest | undefined {
