@@ -5,8 +5,6 @@ import type { RateLimiter } from "./auth/rate-limit.js";
 import type { Db } from "./db/types.js";
 import type { AppError } from "./errors.js";
 import type { Logger } from "./logger.js";
-import type { RequestLog } from "./modules/requests/request-log.service.js";
-import type { Metrics } from "./http/metrics.js";
 
 /** What the console's sign-in needs: its settings, its throttles, and whether cookies demand HTTPS. */
 export type AccountServices = { settings: AccountSettings; limiters: SignInLimiters; cookieSecure: boolean };
@@ -28,10 +26,6 @@ export type Services = {
   /** Whether the operator API and /metrics answer callers other than this machine. */
   adminRemote?: boolean;
   accounts: AccountServices;
-  /** Recent API calls per store, for the console; absent where nothing keeps them. */
-  requestLog?: RequestLog;
-  /** Prometheus metrics at /metrics; absent where nothing scrapes them. */
-  metrics?: Metrics;
   /** Imports' settings, and how to tell this process's import runner that one is queued. */
   imports?: ImportSettings;
   /** Called after a write succeeds, so an in-process worker picks up its jobs at once. */

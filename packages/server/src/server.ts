@@ -11,7 +11,7 @@ import { configureRetries } from "./db/transaction.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { startUpkeep } from "./db/upkeep.js";
 import type { Env } from "./env.js";
-import { createApp } from "./http/app.js";
+import { createApp } from "./app.js";
 import { createHttpServer } from "./http/http-server.js";
 import { createMetrics } from "./http/metrics.js";
 import type { Logger } from "./logger.js";

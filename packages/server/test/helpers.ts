@@ -13,7 +13,7 @@ import { openDatabase, type DatabaseHandle } from "../src/db/index.js";
 import { migrateToLatest } from "../src/db/migrate.js";
 import { checkStatements } from "../src/db/statement.js";
 import type { Db } from "../src/db/types.js";
-import { createApp } from "../src/http/app.js";
+import { createApp } from "../src/app.js";
 import { createHttpServer, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "../src/http/http-server.js";
 import { createMetrics } from "../src/http/metrics.js";
 import { createLogger, type Logger } from "../src/logger.js";

@@ -1,7 +1,6 @@
 import type { Context } from "../context.js";
 import { baseProcedure, middleware, type Meta } from "../trpc.js";
 import { AppError, batchTooLarge } from "../errors.js";
-import { runOnce } from "../modules/requests/idempotency.js";
 import { bearerToken, hashApiKey, looksLikeApiKey, secretsEqual } from "./api-key.js";
 import { parseStoreId, type StoreContext } from "./store-context.js";
 import { findKeyAccess } from "./tenant.repository.js";
@@ -52,7 +51,7 @@ function rateLimitCost(batch: boolean | undefined, body: Record<string, unknown>
  * the rate limit (429), then the store (403/404). A caller without a valid key
  * learns nothing about stores. Answers the store the request is for.
  */
-async function authorize(ctx: Context, rawInput: unknown, meta: Meta | undefined): Promise<{ store: StoreContext; apiKeyId: number }> {
+export async function authorize(ctx: Context, rawInput: unknown, meta: Meta | undefined): Promise<{ store: StoreContext; apiKeyId: number }> {
   if (ctx.authorization === undefined) throw await refused(ctx, "API_KEY_MISSING");
   const token = bearerToken(ctx.authorization);
   if (token === undefined || !looksLikeApiKey(token)) throw await refused(ctx, "API_KEY_INVALID");
@@ -94,28 +93,9 @@ async function authorize(ctx: Context, rawInput: unknown, meta: Meta | undefined
 }
 
 /** Body problems found by the adapter surface only after authorization (and idempotency), as the contract orders. */
-function refuseBodyProblem(ctx: Context): void {
+export function refuseBodyProblem(ctx: Context): void {
   if (ctx.bodyProblem) throw ctx.bodyProblem;
 }
-
-/**
- * Store-scoped procedures: authorization, then `Idempotency-Key` for their
- * mutations (see `runOnce`), then, for those that read a body, the problems
- * the adapter found in it: the contract's order. One step of tRPC's chain
- * rather than one per check, as each step copies the request's options.
- */
-const storeGate = (readsBody: boolean) =>
-  baseProcedure.use(async ({ ctx, getRawInput, meta, type, next }) => {
-    const authorized = await authorize(ctx, await getRawInput(), meta);
-    return runOnce(ctx, type, async () => {
-      if (readsBody) refuseBodyProblem(ctx);
-      return next({ ctx: authorized });
-    });
-  });
-
-export const storeProcedure = storeGate(false);
-
-export const storeBodyProcedure = storeGate(true);
 
 /** For the operator API: its body problems after its admin token. */
 const requireJsonBody = middleware(({ ctx, next }) => {

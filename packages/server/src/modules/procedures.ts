@@ -1,6 +1,8 @@
 import { errorBodyOf, errorBodySchema, errorDetailSchema, LIMITS, listQuerySchema, type ErrorCode, type ErrorDetail, type ErrorWireCode, type Page } from "@commerce-ingest/shared";
 import { z } from "zod";
-import { storeBodyProcedure, storeProcedure } from "../auth/auth.middleware.js";
+import { authorize, refuseBodyProblem } from "../auth/auth.middleware.js";
+import { baseProcedure } from "../trpc.js";
+import { runOnce } from "./requests/idempotency.js";
 import type { StoreContext } from "../auth/store-context.js";
 import type { Context } from "../context.js";
 import { isDatabaseUnavailable } from "../db/index.js";
@@ -11,6 +13,26 @@ import { parseBody, type PhonePath } from "./body.js";
 import type { ServiceCall, Upserted } from "./calls.js";
 import { gatherPushes } from "./gather.js";
 import type { PageRequest } from "./pages.js";
+
+/**
+ * Store-scoped procedures: authorization (the key, the rate limit, the
+ * store), then `Idempotency-Key` for their mutations (see `runOnce`), then,
+ * for those that read a body, the problems the adapter found in it: the
+ * contract's order. One step of tRPC's chain rather than one per check, as
+ * each step copies the request's options.
+ */
+const storeGate = (readsBody: boolean) =>
+  baseProcedure.use(async ({ ctx, getRawInput, meta, type, next }) => {
+    const authorized = await authorize(ctx, await getRawInput(), meta);
+    return runOnce(ctx, type, async () => {
+      if (readsBody) refuseBodyProblem(ctx);
+      return next({ ctx: authorized });
+    });
+  });
+
+export const storeProcedure = storeGate(false);
+
+export const storeBodyProcedure = storeGate(true);
 
 /** What every store-scoped procedure can answer, before its own rules: the key, the rate limit, the store, the service. */
 export const STORE_ERRORS = [
@@ -397,4 +419,3 @@ export function batchProcedure<Body extends z.ZodType, Record extends object>(sp
     });
 }
 
-export { storeProcedure };

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { AppError } from "../../errors.js";
-import { toErrorResponse } from "../../http/errors.js";
+import { toErrorResponse } from "../../error-response.js";
 import type { Context, IdempotencyRequest } from "../../context.js";
 import * as repo from "./idempotency.repository.js";
 

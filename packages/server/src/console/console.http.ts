@@ -3,7 +3,7 @@ import path from "node:path";
 import { createExpressMiddleware } from "@trpc/server/adapters/express";
 import { parseCookie } from "cookie";
 import express, { type Request, type Response } from "express";
-import { consoleRouter } from "../console/console.router.js";
+import { consoleRouter } from "./console.router.js";
 import { createContextInner, type ConsoleHttp, type Services } from "../context.js";
 import { AppError } from "../errors.js";
 import { errorForLog } from "../logger.js";

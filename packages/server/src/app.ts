@@ -1,17 +1,19 @@
 import { sql } from "kysely";
 import express, { type NextFunction, type Request, type Response } from "express";
-import { createContextInner, type Context, type Services } from "../context.js";
-import { CONSOLE_API_PREFIX, createConsoleApi, createConsolePages } from "./console.js";
-import { isDatabaseUnavailable } from "../db/index.js";
-import { appRouter } from "../router.js";
-import { createDocsRouter } from "./docs.js";
-import { errorForLog, pathForLog } from "../logger.js";
-import { refuseTooLarge, sendErrorCode } from "./errors.js";
-import { buildOpenApiDocument } from "./openapi.js";
-import { bearerToken, secretsEqual } from "../auth/api-key.js";
-import { isLocalAddress } from "../auth/auth.middleware.js";
-import { idempotencyRequestOf } from "../modules/requests/idempotency.js";
-import { createRestRouter } from "./rest.js";
+import { createContextInner, type Context, type Services } from "./context.js";
+import { CONSOLE_API_PREFIX, createConsoleApi, createConsolePages } from "./console/console.http.js";
+import { isDatabaseUnavailable } from "./db/index.js";
+import { appRouter } from "./router.js";
+import { createDocsRouter } from "./http/docs.js";
+import { errorForLog, pathForLog } from "./logger.js";
+import { refuseTooLarge, sendErrorCode } from "./http/errors.js";
+import { buildOpenApiDocument } from "./http/openapi.js";
+import { bearerToken, secretsEqual } from "./auth/api-key.js";
+import { isLocalAddress } from "./auth/auth.middleware.js";
+import { idempotencyRequestOf } from "./modules/requests/idempotency.js";
+import { createRestRouter } from "./http/rest.js";
+import type { Metrics } from "./http/metrics.js";
+import type { RequestLog } from "./modules/requests/request-log.service.js";
 
 export type AppOptions = { bodyLimitBytes: number; /** REST requests answer 503 past this. */ requestDeadlineMs?: number; /** The built web console; its pages are served when it exists. */ consoleDir?: string | undefined };
 
@@ -57,7 +59,15 @@ function isBackfill(header: string | string[] | undefined): boolean {
   return value !== "false" && value !== "0";
 }
 
-export function createApp(services: Services, options: AppOptions): express.Express {
+/** What the app needs beyond what its requests see: where API calls are kept for the console, and the metrics. */
+export type AppServices = Services & {
+  /** Recent API calls per store, for the console; absent where nothing keeps them. */
+  requestLog?: RequestLog;
+  /** Prometheus metrics at /metrics; absent where nothing scrapes them. */
+  metrics?: Metrics;
+};
+
+export function createApp(services: AppServices, options: AppOptions): express.Express {
   /** An API call authorized for a store goes to that store's request log (no body, phone or key value). */
   function recordForStore(res: Response, method: string, latencyMs: number): void {
     const context = res.locals.context as Context | undefined;
