@@ -68,10 +68,13 @@ export type AppServices = Services & {
 };
 
 export function createApp(services: AppServices, options: AppOptions): express.Express {
-  /** An API call authorized for a store goes to that store's request log (no body, phone or key value). */
+  /**
+   * An API call goes to its store's request log (no body, phone or key value) when it was authorized for the
+   * store, or refused with a key of the store's own team (restricted to another store, deleted, rate limited).
+   */
   function recordForStore(res: Response, method: string, latencyMs: number): void {
     const context = res.locals.context as Context | undefined;
-    const authorized = context?.response.authorized;
+    const authorized = context?.response.authorized ?? context?.response.caller;
     if (!authorized || !services.requestLog || typeof res.locals.route !== "string") return;
     services.requestLog.record({
       store_id: authorized.storeId,

@@ -61,7 +61,17 @@ export type Context = Services & {
    * delete), and the store and key a request was authorized for (for the
    * request log).
    */
-  response: { status: number; headers?: Record<string, string>; authorized?: { storeId: number; keyId: number } };
+  response: {
+    status: number;
+    headers?: Record<string, string>;
+    authorized?: { storeId: number; keyId: number };
+    /**
+     * The team's own store and key a request named, known even when it was
+     * refused (a key restricted to another store, a deleted key, a paused
+     * store, the rate limit): the store's request log keeps those calls too.
+     */
+    caller?: { storeId: number; keyId: number };
+  };
   /** Present on console requests only. */
   http?: ConsoleHttp;
   /** The request's `Idempotency-Key`, when it sent one. */

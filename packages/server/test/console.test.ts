@@ -234,6 +234,33 @@ describe("stores from the console", () => {
 });
 
 describe("stores, activity and the request log", () => {
+  it("the request log keeps the calls refused with the team's own keys: restricted to another store, deleted, to a paused store; never another team's", async () => {
+    const owner = await signedInTenant();
+    const stranger = await signedInTenant();
+    const second = await owner.browser.client.stores.create.mutate({ name: "Second", country: "US" });
+    const restricted = await owner.browser.client.keys.create.mutate({ name: "second only", store_id: second.id });
+    const push = (key: string, requestId: string) =>
+      server.request("POST", `/api/v1/stores/${owner.store.id}/customers`, { key, body: { phone: "+14155552671" }, headers: { "X-Request-Id": requestId } });
+    expect((await push(restricted.key, "restricted")).status).toBe(403);
+    const doomed = await owner.browser.client.keys.create.mutate({ name: "deleted soon" });
+    await owner.browser.client.keys.delete.mutate({ id: doomed.id });
+    expect((await push(doomed.key, "deleted")).status).toBe(401);
+    expect((await push(stranger.key, "stranger")).status).toBe(403);
+    await server.requestLog.flush();
+    const log = await owner.browser.client.requests.list.query({ store_id: owner.store.id, status: "4xx" });
+    const byId = new Map(log.map((row) => [row.request_id, row]));
+    expect(byId.get("restricted")).toMatchObject({ status: 403, error: "API key does not authorize this store", key: { name: "second only", last4: restricted.key.slice(-4) } });
+    expect(byId.get("deleted")).toMatchObject({ status: 401, error: "Invalid API key", key: { name: "deleted soon", last4: doomed.key.slice(-4) } });
+    expect(byId.has("stranger")).toBe(false);
+    // Nor does the stranger's own log hold a call to a store that is not its team's.
+    expect((await stranger.browser.client.requests.list.query({ store_id: stranger.store.id })).map((row) => row.request_id)).not.toContain("stranger");
+
+    await owner.browser.client.stores.update.mutate({ id: owner.store.id, paused: true });
+    expect((await push(owner.key, "paused")).status).toBe(404);
+    await server.requestLog.flush();
+    expect((await owner.browser.client.requests.list.query({ store_id: owner.store.id, request_id: "paused" }))[0]).toMatchObject({ status: 404, error: "Store not found or paused" });
+  });
+
   it("a member changes country, delay and pause; the request log shows why a push was refused, by request id", async () => {
     const owner = await signedInTenant();
     const updated = await owner.browser.client.stores.update.mutate({ id: owner.store.id, country: "de", recovery_delay_seconds: 0 });

@@ -102,6 +102,11 @@ describe.runIf(browserAvailable())("the web console in Chromium", () => {
     await page.getByRole("link", { name: "Activity" }).click();
     await page.getByRole("tab", { name: "Request log" }).click();
     await expect.poll(() => page.getByText("/api/v1/stores/{store_id}/customers").first().isVisible(), { timeout: 10_000 }).toBe(true);
+    // A call refused with the deleted key, made while the log is open, shows in it within 2 s.
+    const refused = await push(storeId, value);
+    expect(refused.status).toBe(401);
+    const requestId = refused.headers.get("x-request-id") ?? "";
+    await expect.poll(() => page.getByRole("row", { name: new RegExp(requestId) }).textContent(), { timeout: 2_000, interval: 100 }).toMatch(/401.*Invalid API key/);
     await shot(page, "07-request-log");
 
     await page.getByRole("button", { name: "Sign out" }).click();

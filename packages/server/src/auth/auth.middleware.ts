@@ -3,7 +3,7 @@ import { baseProcedure, middleware, type Meta } from "../trpc.js";
 import { AppError, batchTooLarge } from "../errors.js";
 import { bearerToken, hashApiKey, looksLikeApiKey, secretsEqual } from "./api-key.js";
 import { parseStoreId, type StoreContext } from "./store-context.js";
-import { findKeyAccess } from "./tenant.repository.js";
+import { findDeletedKeyCaller, findKeyAccess } from "./tenant.repository.js";
 import { LIMITS } from "@commerce-ingest/shared";
 
 function rawStoreId(raw: unknown): unknown {
@@ -60,7 +60,14 @@ export async function authorize(ctx: Context, rawInput: unknown, meta: Meta | un
   const keyHash = hashApiKey(token);
   const load = () => findKeyAccess(ctx.db, keyHash, storeId);
   const access = ctx.accessCache ? await ctx.accessCache.get(keyHash, storeId, load) : await load();
-  if (!access) throw await refused(ctx, "API_KEY_INVALID");
+  if (!access) {
+    // A deleted key of the team that owns the store: the call is the team's to see in its request log.
+    const deleted = storeId === undefined ? undefined : await findDeletedKeyCaller(ctx.db, keyHash, storeId);
+    if (deleted) ctx.response.caller = { storeId: deleted.store_id, keyId: deleted.key_id };
+    throw await refused(ctx, "API_KEY_INVALID");
+  }
+  // A store of the key's own team: whatever is refused from here on goes to that store's request log.
+  if (access.store_id !== null && access.store_team_id === access.key_team_id) ctx.response.caller = { storeId: access.store_id, keyId: access.key_id };
 
   const cost = rateLimitCost(meta?.contract?.batch, ctx.rawBody, ctx.rateLimiter.limits?.requests);
   const decision = await ctx.rateLimiter.consume(String(access.key_id), cost);

@@ -92,6 +92,19 @@ export function markApiKeyDeleted(db: Executor, id: number) {
  * No cache sits in front of this, so a deleted key is refused on the very next
  * request by every server process.
  */
+/** A deleted key, and the store named when it belongs to the key's team; undefined otherwise. */
+export function findDeletedKeyCaller(db: Executor, keyHash: string, storeId: number) {
+  return db
+    .selectFrom("api_keys as k")
+    .innerJoin("stores as s", "s.team_id", "k.team_id")
+    .select(["k.id as key_id", "s.id as store_id"])
+    .where("k.key_hash", "=", keyHash)
+    .where("k.deleted_at", "is not", null)
+    .where("s.id", "=", storeId)
+    .limit(1)
+    .executeTakeFirst();
+}
+
 export function findKeyAccess(db: Executor, keyHash: string, storeId: number | undefined) {
   return db
     .selectFrom("api_keys as k")
