@@ -189,6 +189,36 @@ describe("API keys in the console", () => {
   });
 });
 
+describe("keys rolled and renamed", () => {
+  it("a rolled key works through its overlap and is refused after it; the new key works; another team's keys answer as unknown ones", async () => {
+    const owner = await signedInTenant();
+    const stranger = await signedInTenant();
+    const push = (key: string) => server.request("POST", `/api/v1/stores/${owner.store.id}/customers`, { key, body: { phone: "+14155552671" } });
+    expect(await failure(stranger.browser.client.keys.roll.mutate({ id: owner.keyId, overlap_seconds: 0 }))).toMatchObject({ code: "NOT_FOUND", message: "API key not found" });
+    expect(await failure(stranger.browser.client.keys.rename.mutate({ id: owner.keyId, name: "mine" }))).toMatchObject({ code: "NOT_FOUND" });
+
+    const rolled = await owner.browser.client.keys.roll.mutate({ id: owner.keyId, overlap_seconds: 2 });
+    expect(rolled.key).toMatchObject({ name: "key", store_id: null });
+    expect(rolled.key.key).not.toBe(owner.key);
+    // Both work during the overlap, and the list says when the old one ends.
+    expect((await push(owner.key)).status).toBeLessThan(300);
+    expect((await push(rolled.key.key)).status).toBeLessThan(300);
+    const listed = await owner.browser.client.keys.list.query();
+    expect(listed.find((key) => key.id === owner.keyId)?.expires_at).toBe(rolled.previous_expires_at);
+    expect(listed.find((key) => key.id === rolled.key.id)?.expires_at).toBeNull();
+    // Then the old one is refused, on the cached path too, and leaves the list; the new one goes on.
+    await expect.poll(async () => (await push(owner.key)).status, { timeout: 10_000, interval: 200 }).toBe(401);
+    expect((await push(rolled.key.key)).status).toBeLessThan(300);
+    expect((await owner.browser.client.keys.list.query()).map((key) => key.id)).toEqual([rolled.key.id]);
+
+    expect(await owner.browser.client.keys.rename.mutate({ id: rolled.key.id, name: "storefront" })).toEqual({ id: rolled.key.id, name: "storefront" });
+    const now = await owner.browser.client.keys.roll.mutate({ id: rolled.key.id, overlap_seconds: 0 });
+    expect(now.key.name).toBe("storefront");
+    expect((await push(rolled.key.key)).status).toBe(401);
+    expect(await failure(owner.browser.client.keys.roll.mutate({ id: rolled.key.id, overlap_seconds: 0 }))).toMatchObject({ code: "NOT_FOUND" });
+  });
+});
+
 describe("pending invitations", () => {
   it("are listed, renewed (the old link refused) and revoked (the link refused); another team's answer as unknown ones", async () => {
     const owner = await signedInTenant();

@@ -91,6 +91,17 @@ describe.runIf(browserAvailable())("the web console in Chromium", () => {
     expect(await page.content()).not.toContain(value);
     await shot(page, "05-api-keys-listed");
 
+    // Rolled with no overlap: the new key works, the old one is refused from the next request.
+    await page.getByRole("button", { name: "Roll shop backend" }).click();
+    await page.getByLabel("The old key").selectOption({ label: "Stop the old key now" });
+    await page.getByRole("button", { name: "Roll key" }).click();
+    const rolled = (await page.getByTestId("rolled-key-value").textContent()) ?? "";
+    expect(rolled).toMatch(/^[A-Za-z0-9]{24}$/);
+    expect((await push(storeId, value)).status).toBe(401);
+    expect((await push(storeId, rolled)).status).toBe(200);
+    await page.getByRole("button", { name: "Done" }).click();
+    await expect.poll(() => page.getByRole("row", { name: /shop backend/ }).textContent()).toContain(`…${rolled.slice(-4)}`);
+
     await page.getByRole("button", { name: "Delete shop backend" }).click();
     await page.getByRole("button", { name: "Delete key" }).click();
     await expect.poll(() => page.getByText("No keys yet").isVisible()).toBe(true);

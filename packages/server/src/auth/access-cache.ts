@@ -77,7 +77,8 @@ export class AccessCache {
     // A change notified while the lookup ran may not be in its answer: keep only answers read after the last change.
     if (grants(access) && this.#live && generation === this.#generation) {
       if (this.#entries.size >= this.maxEntries) this.#entries.delete(this.#entries.keys().next().value as string);
-      this.#entries.set(id, { access, expires: Date.now() + this.ttlMs });
+      // A rolled key is remembered no longer than it works.
+      this.#entries.set(id, { access, expires: Math.min(Date.now() + this.ttlMs, access.key_expires_at?.getTime() ?? Number.POSITIVE_INFINITY) });
     }
     return access;
   }

@@ -50,12 +50,15 @@ export function insertApiKey(
   return db.insertInto("api_keys").values(key).returningAll().executeTakeFirstOrThrow();
 }
 
+/** A key that still works: not deleted, or rolled and within its overlap (its `deleted_at` still ahead). */
+const live = (column: "deleted_at" | "k.deleted_at") => sql<boolean>`(${sql.ref(column)} is null or ${sql.ref(column)} > now())`;
+
 export function listActiveApiKeys(db: Executor, teamId: number) {
   return db
     .selectFrom("api_keys")
     .selectAll()
     .where("team_id", "=", teamId)
-    .where("deleted_at", "is", null)
+    .where(live("deleted_at"))
     .orderBy("id")
     .execute();
 }
@@ -66,9 +69,9 @@ export function listTeamKeys(db: Executor, teamId: number) {
     .selectFrom("api_keys as k")
     .leftJoin("members as m", "m.id", "k.created_by")
     .leftJoin("stores as s", "s.id", "k.store_id")
-    .select(["k.id", "k.name", "k.last4", "k.store_id", "s.name as store_name", "k.created_at", "m.email as created_by", "k.last_used_at"])
+    .select(["k.id", "k.name", "k.last4", "k.store_id", "s.name as store_name", "k.created_at", "m.email as created_by", "k.last_used_at", "k.deleted_at as expires_at"])
     .where("k.team_id", "=", teamId)
-    .where("k.deleted_at", "is", null)
+    .where(live("k.deleted_at"))
     .orderBy("k.id")
     .execute();
 }
@@ -82,7 +85,35 @@ export function markApiKeyDeleted(db: Executor, id: number) {
     .updateTable("api_keys")
     .set({ deleted_at: sql<Date>`now()` })
     .where("id", "=", id)
-    .where("deleted_at", "is", null)
+    .where(live("deleted_at"))
+    .executeTakeFirst();
+}
+
+/** A rolled key: it keeps working for `seconds` more, then is refused as a deleted one. */
+export function expireApiKey(db: Executor, id: number, seconds: number) {
+  return db
+    .updateTable("api_keys")
+    .set({ deleted_at: sql<Date>`now() + make_interval(secs => ${seconds})` })
+    .where("id", "=", id)
+    .where(live("deleted_at"))
+    .returning("deleted_at")
+    .executeTakeFirst();
+}
+
+export function renameApiKey(db: Executor, id: number, name: string) {
+  return db.updateTable("api_keys").set({ name }).where("id", "=", id).where(live("deleted_at")).returning(["id", "name"]).executeTakeFirst();
+}
+
+/** A deleted key, and the store named when it belongs to the key's team; undefined otherwise. */
+export function findDeletedKeyCaller(db: Executor, keyHash: string, storeId: number) {
+  return db
+    .selectFrom("api_keys as k")
+    .innerJoin("stores as s", "s.team_id", "k.team_id")
+    .select(["k.id as key_id", "s.id as store_id"])
+    .where("k.key_hash", "=", keyHash)
+    .where("k.deleted_at", "<=", sql<Date>`now()`)
+    .where("s.id", "=", storeId)
+    .limit(1)
     .executeTakeFirst();
 }
 
@@ -92,19 +123,6 @@ export function markApiKeyDeleted(db: Executor, id: number) {
  * No cache sits in front of this, so a deleted key is refused on the very next
  * request by every server process.
  */
-/** A deleted key, and the store named when it belongs to the key's team; undefined otherwise. */
-export function findDeletedKeyCaller(db: Executor, keyHash: string, storeId: number) {
-  return db
-    .selectFrom("api_keys as k")
-    .innerJoin("stores as s", "s.team_id", "k.team_id")
-    .select(["k.id as key_id", "s.id as store_id"])
-    .where("k.key_hash", "=", keyHash)
-    .where("k.deleted_at", "is not", null)
-    .where("s.id", "=", storeId)
-    .limit(1)
-    .executeTakeFirst();
-}
-
 export function findKeyAccess(db: Executor, keyHash: string, storeId: number | undefined) {
   return db
     .selectFrom("api_keys as k")
@@ -118,8 +136,10 @@ export function findKeyAccess(db: Executor, keyHash: string, storeId: number | u
       "s.paused as store_paused",
       "s.country as store_country",
       "s.recovery_delay_seconds as store_recovery_delay_seconds",
+      // Set ahead on a rolled key: when it stops working.
+      "k.deleted_at as key_expires_at",
     ])
     .where("k.key_hash", "=", keyHash)
-    .where("k.deleted_at", "is", null)
+    .where(live("k.deleted_at"))
     .executeTakeFirst();
 }

@@ -6,6 +6,7 @@ import { formatOptionalTimestamp, formatTimestamp } from "../time.js";
 import { generateApiKey, hashApiKey } from "./api-key.js";
 import * as repo from "./tenant.repository.js";
 import { accessChanged } from "./access-events.js";
+import { inTransaction } from "../db/transaction.js";
 
 /**
  * Says a change to keys or stores was written. Outside a transaction it is
@@ -141,6 +142,8 @@ export async function listTeamKeys(db: Db, teamId: number) {
     created_at: formatTimestamp(row.created_at),
     created_by: row.created_by,
     last_used_at: formatOptionalTimestamp(row.last_used_at),
+    /** A rolled key's end: it works until then. */
+    expires_at: formatOptionalTimestamp(row.expires_at),
   }));
 }
 
@@ -155,6 +158,36 @@ export async function getTeamStore(db: Db, teamId: number, storeId: number): Pro
  * Deleting twice is fine; deleting a key that never existed (or, with
  * `teamId`, another team's) is a 404.
  */
+/** The longest a rolled key keeps working beside its successor. */
+export const MOST_ROLL_OVERLAP_SECONDS = 7 * 24 * 3600;
+
+/**
+ * A new key in place of one of the team's (same name and store restriction):
+ * the new key's value is shown once; the old one keeps working for
+ * `overlapSeconds` (0: stops at once), then is refused as a deleted key.
+ */
+export async function rollApiKey(db: Db, input: { teamId: number; id: number; overlapSeconds: number; createdBy: number | null }): Promise<{ key: CreatedApiKey; previous_expires_at: string }> {
+  const rolled = await inTransaction(db, async (trx) => {
+    const old = await repo.findApiKey(trx, input.id);
+    if (!old || old.team_id !== input.teamId) throw new AppError("KEY_NOT_FOUND");
+    const expired = await repo.expireApiKey(trx, input.id, input.overlapSeconds);
+    if (!expired?.deleted_at) throw new AppError("KEY_NOT_FOUND");
+    const value = generateApiKey();
+    const row = await repo.insertApiKey(trx, { team_id: old.team_id, store_id: old.store_id, name: old.name, key_hash: hashApiKey(value), last4: value.slice(-4), created_by: input.createdBy });
+    return { key: { ...toApiKey(row), key: value }, previous_expires_at: formatTimestamp(expired.deleted_at) };
+  });
+  await told(db);
+  return rolled;
+}
+
+export async function renameApiKey(db: Db, teamId: number, id: number, name: string): Promise<{ id: number; name: string }> {
+  const key = await repo.findApiKey(db, id);
+  if (!key || key.team_id !== teamId) throw new AppError("KEY_NOT_FOUND");
+  const renamed = await repo.renameApiKey(db, id, name);
+  if (!renamed) throw new AppError("KEY_NOT_FOUND");
+  return renamed;
+}
+
 export async function deleteApiKey(db: Db, id: number, teamId?: number): Promise<void> {
   const key = await repo.findApiKey(db, id);
   if (!key || (teamId !== undefined && key.team_id !== teamId)) throw new AppError("KEY_NOT_FOUND");

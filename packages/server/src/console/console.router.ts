@@ -58,6 +58,13 @@ export const consoleRouter = router({
     create: memberProcedure
       .input(z.object({ name: z.string().trim().min(1).max(255), store_id: id.nullish() }))
       .mutation(({ ctx, input }) => tenants.createApiKey(ctx.db, { team_id: ctx.session.teamId, name: input.name, store_id: input.store_id, created_by: ctx.session.memberId })),
+    rename: memberProcedure
+      .input(z.object({ id, name: z.string().trim().min(1).max(255) }))
+      .mutation(({ ctx, input }) => tenants.renameApiKey(ctx.db, ctx.session.teamId, input.id, input.name)),
+    /** A new key in place of this one; the old one works `overlap_seconds` more (up to 7 days), then is refused. */
+    roll: memberProcedure
+      .input(z.object({ id, overlap_seconds: z.number().int().min(0).max(tenants.MOST_ROLL_OVERLAP_SECONDS) }))
+      .mutation(({ ctx, input }) => tenants.rollApiKey(ctx.db, { teamId: ctx.session.teamId, id: input.id, overlapSeconds: input.overlap_seconds, createdBy: ctx.session.memberId })),
     delete: memberProcedure.input(z.object({ id })).mutation(async ({ ctx, input }) => {
       await tenants.deleteApiKey(ctx.db, input.id, ctx.session.teamId);
       return { ok: true as const };

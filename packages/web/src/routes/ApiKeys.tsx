@@ -99,6 +99,65 @@ function NewKeyDialog({ stores, onClose }: { stores: Array<{ id: number; name: s
   );
 }
 
+const OVERLAPS = [
+  { seconds: 0, label: "Stop the old key now" },
+  { seconds: 3600, label: "Keep the old key working 1 hour" },
+  { seconds: 24 * 3600, label: "Keep the old key working 24 hours" },
+  { seconds: 7 * 24 * 3600, label: "Keep the old key working 7 days" },
+];
+
+/** A new key in place of this one; the old one works for the overlap chosen, then is refused. */
+function RollKeyDialog({ apiKey, onClose }: { apiKey: Key; onClose: () => void }) {
+  const queryClient = useQueryClient();
+  const [overlap, setOverlap] = useState(String(24 * 3600));
+  const roll = useMutation({
+    mutationFn: () => trpc.keys.roll.mutate({ id: apiKey.id, overlap_seconds: Number(overlap) }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ["keys"] }),
+  });
+  if (roll.data) {
+    return (
+      <Dialog title={`New key for “${apiKey.name}”`} onClose={onClose}>
+        <p className="warning" role="status">
+          Copy this key now. <strong>You will not see it again.</strong> The old key (…{apiKey.last4}) works until <Time value={roll.data.previous_expires_at} />.
+        </p>
+        <div className="secret">
+          <code data-testid="rolled-key-value">{roll.data.key.key}</code>
+          <CopyButton text={roll.data.key.key} />
+        </div>
+        <div className="actions">
+          <button type="button" onClick={onClose}>
+            Done
+          </button>
+        </div>
+      </Dialog>
+    );
+  }
+  return (
+    <Dialog title={`Roll key “${apiKey.name}”?`} onClose={onClose}>
+      <p>A new key takes its place, with the same name and stores. Deploy the new key, then let the old one (…{apiKey.last4}) end.</p>
+      <label>
+        The old key
+        <select value={overlap} onChange={(event) => setOverlap(event.target.value)}>
+          {OVERLAPS.map((choice) => (
+            <option key={choice.seconds} value={choice.seconds}>
+              {choice.label}
+            </option>
+          ))}
+        </select>
+      </label>
+      <ErrorLine error={roll.isError ? problemOf(roll.error).message : undefined} />
+      <div className="actions">
+        <button type="button" className="quiet" onClick={onClose}>
+          Cancel
+        </button>
+        <button type="button" onClick={() => roll.mutate()} disabled={roll.isPending}>
+          Roll key
+        </button>
+      </div>
+    </Dialog>
+  );
+}
+
 function DeleteKeyDialog({ apiKey, onClose }: { apiKey: Key; onClose: () => void }) {
   const queryClient = useQueryClient();
   const remove = useMutation({
@@ -131,6 +190,12 @@ export function ApiKeys() {
   const stores = useQuery({ queryKey: ["stores"], queryFn: () => trpc.stores.list.query() });
   const [adding, setAdding] = useState(false);
   const [deleting, setDeleting] = useState<Key>();
+  const [rolling, setRolling] = useState<Key>();
+  const queryClient = useQueryClient();
+  const rename = useMutation({
+    mutationFn: (input: { id: number; name: string }) => trpc.keys.rename.mutate(input),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ["keys"] }),
+  });
   return (
     <section>
       <div className="title">
@@ -163,6 +228,11 @@ export function ApiKeys() {
                 <td>{key.name}</td>
                 <td>
                   <code>…{key.last4}</code>
+                  {key.expires_at && (
+                    <div className="muted">
+                      rolled: works until <Time value={key.expires_at} />
+                    </div>
+                  )}
                 </td>
                 <td>{key.store ? `store ${key.store.id} (${key.store.name})` : "every store"}</td>
                 <td>
@@ -172,6 +242,24 @@ export function ApiKeys() {
                   <Time value={key.last_used_at} />
                 </td>
                 <td>
+                  <button
+                    type="button"
+                    className="quiet"
+                    aria-label={`Rename ${key.name}`}
+                    onClick={() => {
+                      const name = window.prompt("New name of the key", key.name)?.trim();
+                      if (name && name !== key.name) rename.mutate({ id: key.id, name });
+                    }}
+                  >
+                    Rename
+                  </button>{" "}
+                  {!key.expires_at && (
+                    <>
+                      <button type="button" className="quiet" onClick={() => setRolling(key)} aria-label={`Roll ${key.name}`}>
+                        Roll
+                      </button>{" "}
+                    </>
+                  )}
                   <button type="button" className="danger quiet" onClick={() => setDeleting(key)} aria-label={`Delete ${key.name}`}>
                     Delete
                   </button>
@@ -183,6 +271,8 @@ export function ApiKeys() {
       )}
       {adding && <NewKeyDialog stores={stores.data ?? []} onClose={() => setAdding(false)} />}
       {deleting && <DeleteKeyDialog apiKey={deleting} onClose={() => setDeleting(undefined)} />}
+      {rolling && <RollKeyDialog apiKey={rolling} onClose={() => setRolling(undefined)} />}
+      <ErrorLine error={rename.isError ? problemOf(rename.error).message : undefined} />
     </section>
   );
 }
