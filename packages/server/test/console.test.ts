@@ -219,6 +219,56 @@ describe("keys rolled and renamed", () => {
   });
 });
 
+describe("the audit log", () => {
+  it("has an entry per change to keys, stores and members, by whom, newest first; another team sees none of them", async () => {
+    const owner = await signedInTenant();
+    const stranger = await signedInTenant();
+    const key = await owner.browser.client.keys.create.mutate({ name: "backend" });
+    await owner.browser.client.keys.rename.mutate({ id: key.id, name: "storefront" });
+    const rolled = await owner.browser.client.keys.roll.mutate({ id: key.id, overlap_seconds: 0 });
+    await owner.browser.client.keys.delete.mutate({ id: rolled.key.id });
+    const store = await owner.browser.client.stores.create.mutate({ name: "Outlet", country: "US" });
+    await owner.browser.client.stores.update.mutate({ id: store.id, paused: true });
+    await owner.browser.client.stores.update.mutate({ id: store.id, name: "Outlet 2", recovery_delay_seconds: 600 });
+    const invited = uniqueEmail("audited");
+    await owner.browser.client.team.invite.mutate({ email: invited });
+    const [pending] = await owner.browser.client.team.invitations.query();
+    await owner.browser.client.team.revokeInvitation.mutate({ id: pending?.id ?? 0 });
+    const joining = uniqueEmail("joiner");
+    const { token } = await invite(server, owner.team.id, joining);
+    await consoleBrowser(server).client.invitation.accept.mutate({ token, password: PASSWORD });
+    const joined = (await owner.browser.client.team.members.query()).members.find((member) => member.email === joining);
+    await owner.browser.client.team.remove.mutate({ member_id: joined?.id ?? 0 });
+
+    const log = await owner.browser.client.team.audit.query({});
+    expect(log.map((entry) => [entry.actor, entry.action])).toEqual([
+      [owner.email, "member.removed"],
+      [joining, "member.joined"],
+      ["operator", "member.invited"],
+      [owner.email, "invitation.revoked"],
+      [owner.email, "member.invited"],
+      [owner.email, "store.changed"],
+      [owner.email, "store.renamed"],
+      [owner.email, "store.paused"],
+      [owner.email, "store.created"],
+      [owner.email, "key.deleted"],
+      [owner.email, "key.rolled"],
+      [owner.email, "key.renamed"],
+      [owner.email, "key.created"],
+      // The owner's own arrival, when the test's team was set up.
+      [owner.email, "member.joined"],
+      ["operator", "member.invited"],
+    ]);
+    expect(log.find((entry) => entry.action === "key.created")?.target).toBe(`backend (…${key.last4})`);
+    expect(log.find((entry) => entry.action === "store.changed")?.target).toBe(`store ${store.id} (Outlet 2): recovery delay 600 s`);
+    expect(log.find((entry) => entry.action === "member.removed")?.target).toBe(joining);
+    // A page after the newest five.
+    const older = await owner.browser.client.team.audit.query({ before: log[4]?.id });
+    expect(older.map((entry) => entry.action)).toEqual(log.slice(5).map((entry) => entry.action));
+    expect(JSON.stringify(await stranger.browser.client.team.audit.query({}))).not.toContain(owner.email);
+  });
+});
+
 describe("pending invitations", () => {
   it("are listed, renewed (the old link refused) and revoked (the link refused); another team's answer as unknown ones", async () => {
     const owner = await signedInTenant();
@@ -333,7 +383,7 @@ describe("the team page", () => {
 
 describe("the console's pages", () => {
   it("serve index.html on client routes only, cache hashed assets, and leave the API's 404s as JSON", async () => {
-    for (const route of ["/", "/sign-in", "/invite/abc", "/settings/api-keys", "/stores", "/stores/3/activity", "/team"]) {
+    for (const route of ["/", "/sign-in", "/invite/abc", "/settings/api-keys", "/stores", "/stores/3/activity", "/team", "/audit"]) {
       const page = await server.request("GET", route);
       expect(page.status, route).toBe(200);
       expect(page.headers.get("content-type"), route).toMatch(/text\/html/);

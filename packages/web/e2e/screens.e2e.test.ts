@@ -107,6 +107,7 @@ describe.runIf(browserAvailable())("every console page, at 1280 and 390 px", () 
         ["request-log", `/stores/${storeId}/activity?tab=requests`, () => page.getByText("/api/v1/stores/{store_id}/orders").first().waitFor()],
         ["imports", `/stores/${storeId}/activity?tab=imports`, () => page.getByRole("cell", { name: "succeeded" }).first().waitFor()],
         ["team", "/team", () => page.getByText("new@screens.example").waitFor()],
+        ["audit", "/audit", () => page.getByRole("cell", { name: "member.invited" }).first().waitFor()],
         ["not-found", "/no/such/page", () => page.getByRole("heading", { name: "Page not found" }).waitFor()],
       ];
       for (const [name, pathname, ready] of pages) {

@@ -1,6 +1,7 @@
 import { Navigate, Route, Routes } from "react-router";
 import { SignedIn } from "./components/SignedIn.js";
 import { Activity } from "./routes/Activity.js";
+import { Audit } from "./routes/Audit.js";
 import { ApiKeys } from "./routes/ApiKeys.js";
 import { Invitation } from "./routes/Invitation.js";
 import { SignIn } from "./routes/SignIn.js";
@@ -21,6 +22,7 @@ export function App() {
         <Route path="/stores" element={<Stores />} />
         <Route path="/stores/:storeId/activity" element={<Activity />} />
         <Route path="/team" element={<Team />} />
+        <Route path="/audit" element={<Audit />} />
       </Route>
       <Route path="*" element={<NotFound />} />
     </Routes>

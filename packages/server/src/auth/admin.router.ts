@@ -15,6 +15,7 @@ import { router } from "../trpc.js";
 import { adminBodyProcedure, adminProcedure } from "./auth.middleware.js";
 import * as accounts from "./member.service.js";
 import * as tenants from "./tenant.service.js";
+import { OPERATOR, recordAudit } from "./audit.js";
 
 const invitationSchema = z.object({ team_id: z.number().int(), email: z.string(), url: z.string(), expires_at: z.string() });
 
@@ -45,13 +46,20 @@ export const adminRouter = router({
       .output(storeSchema)
       .mutation(async ({ ctx, input }) => {
         ctx.response.status = 201;
-        return tenants.createStore(ctx.db, input);
+        const store = await tenants.createStore(ctx.db, input);
+        await recordAudit(ctx.db, { teamId: store.team_id, actor: OPERATOR, action: "store.created", target: `store ${store.id} (${store.name})` });
+        return store;
       }),
     update: adminBodyProcedure
       .meta({ openapi: { method: "PATCH", path: "/admin/v1/stores/{id}", tags, summary: "Rename, pause, resume or configure a store" } })
       .input(storeUpdateSchema.extend({ id: idParam }))
       .output(storeSchema)
-      .mutation(({ ctx, input: { id, ...patch } }) => tenants.updateStore(ctx.db, id, patch)),
+      .mutation(async ({ ctx, input: { id, ...patch } }) => {
+        const store = await tenants.updateStore(ctx.db, id, patch);
+        const action = patch.paused === true ? "store.paused" : patch.paused === false ? "store.resumed" : patch.name !== undefined ? "store.renamed" : "store.changed";
+        await recordAudit(ctx.db, { teamId: store.team_id, actor: OPERATOR, action, target: `store ${store.id} (${store.name})` });
+        return store;
+      }),
     list: adminProcedure
       .meta({ openapi: { method: "GET", path: "/admin/v1/stores", tags, summary: "List stores" } })
       .input(z.object({ team_id: idParam.optional() }))
@@ -74,7 +82,9 @@ export const adminRouter = router({
       .mutation(async ({ ctx, input }) => {
         await tenants.requireTeam(ctx.db, input.team_id);
         ctx.response.status = 201;
-        return accounts.inviteMember(ctx.db, ctx.accounts.settings, { teamId: input.team_id, email: input.email, invitedBy: null });
+        const invitation = await accounts.inviteMember(ctx.db, ctx.accounts.settings, { teamId: input.team_id, email: input.email, invitedBy: null });
+        await recordAudit(ctx.db, { teamId: input.team_id, actor: OPERATOR, action: "member.invited", target: invitation.email });
+        return invitation;
       }),
   }),
   keys: router({
@@ -84,7 +94,9 @@ export const adminRouter = router({
       .output(createdApiKeySchema)
       .mutation(async ({ ctx, input }) => {
         ctx.response.status = 201;
-        return tenants.createApiKey(ctx.db, input);
+        const key = await tenants.createApiKey(ctx.db, input);
+        await recordAudit(ctx.db, { teamId: key.team_id, actor: OPERATOR, action: "key.created", target: `${key.name} (…${key.last4})` });
+        return key;
       }),
     list: adminProcedure
       .meta({ openapi: { method: "GET", path: "/admin/v1/keys", tags, summary: "List a team's API keys (never their values)" } })
@@ -96,7 +108,8 @@ export const adminRouter = router({
       .input(z.object({ id: idParam }))
       .output(z.void())
       .mutation(async ({ ctx, input }) => {
-        await tenants.deleteApiKey(ctx.db, input.id);
+        const deleted = await tenants.deleteApiKey(ctx.db, input.id);
+        await recordAudit(ctx.db, { teamId: deleted.team_id, actor: OPERATOR, action: "key.deleted", target: `${deleted.name} (…${deleted.last4})` });
         ctx.response.status = 204;
       }),
   }),

@@ -73,10 +73,10 @@ export function renewInvitationToken(db: Executor, teamId: number, id: number, t
     .executeTakeFirst();
 }
 
-/** Withdraws the team's open invitation: its link is refused from now on. False when there was none. */
-export async function deleteOpenInvitation(db: Executor, teamId: number, id: number): Promise<boolean> {
-  const result = await db.deleteFrom("invitations").where("id", "=", id).where("team_id", "=", teamId).where("accepted_at", "is", null).executeTakeFirst();
-  return Number(result.numDeletedRows) === 1;
+/** Withdraws the team's open invitation: its link is refused from now on. Answers its e-mail; undefined when there was none. */
+export async function deleteOpenInvitation(db: Executor, teamId: number, id: number): Promise<string | undefined> {
+  const row = await db.deleteFrom("invitations").where("id", "=", id).where("team_id", "=", teamId).where("accepted_at", "is", null).returning("email").executeTakeFirst();
+  return row?.email;
 }
 
 /** Marks the invitation used; false when another request used it first. */

@@ -3,6 +3,7 @@ import { inTransaction } from "../db/transaction.js";
 import { AppError } from "../errors.js";
 import { formatTimestamp } from "../time.js";
 import * as repo from "./member.repository.js";
+import { recordAudit } from "./audit.js";
 import { hashPassword, UNKNOWN_MEMBER_HASH, verifyPassword } from "./password.js";
 import type pg from "pg";
 import { createRateLimiter, type RateLimiter } from "./rate-limit.js";
@@ -86,8 +87,10 @@ export async function renewInvitation(db: Db, settings: AccountSettings, teamId:
 }
 
 /** Withdraws a pending invitation: its link answers as an unknown one from now on. */
-export async function revokeInvitation(db: Db, teamId: number, id: number): Promise<void> {
-  if (!(await repo.deleteOpenInvitation(db, teamId, id))) throw new AppError("INVITATION_INVALID");
+export async function revokeInvitation(db: Db, teamId: number, id: number): Promise<{ email: string }> {
+  const email = await repo.deleteOpenInvitation(db, teamId, id);
+  if (email === undefined) throw new AppError("INVITATION_INVALID");
+  return { email };
 }
 
 export async function describeInvitation(db: Db, token: string) {
@@ -108,6 +111,7 @@ export async function acceptInvitation(db: Db, settings: AccountSettings, token:
       if (error instanceof Error && "code" in error && error.code === "23505") throw new AppError("MEMBER_EXISTS");
       throw error;
     });
+    await recordAudit(trx, { teamId: invitation.team_id, actor: invitation.email, action: "member.joined", target: invitation.email });
     return member.id;
   });
   return startSession(db, settings, memberId);
@@ -153,8 +157,10 @@ export async function listMembers(db: Db, teamId: number) {
 }
 
 /** A member of another team answers as if it did not exist; the last member stays. */
-export async function removeMember(db: Db, teamId: number, memberId: number): Promise<void> {
+export async function removeMember(db: Db, teamId: number, memberId: number): Promise<{ email: string }> {
+  const member = (await repo.listMembers(db, teamId)).find((row) => row.id === memberId);
   const outcome = await repo.deleteMemberUnlessLast(db, teamId, memberId);
   if (outcome === "unknown") throw new AppError("MEMBER_NOT_FOUND");
   if (outcome === "last") throw new AppError("LAST_MEMBER");
+  return { email: member?.email ?? `member ${memberId}` };
 }

@@ -188,9 +188,10 @@ export async function renameApiKey(db: Db, teamId: number, id: number, name: str
   return renamed;
 }
 
-export async function deleteApiKey(db: Db, id: number, teamId?: number): Promise<void> {
+export async function deleteApiKey(db: Db, id: number, teamId?: number): Promise<{ team_id: number; name: string; last4: string }> {
   const key = await repo.findApiKey(db, id);
   if (!key || (teamId !== undefined && key.team_id !== teamId)) throw new AppError("KEY_NOT_FOUND");
   await repo.markApiKeyDeleted(db, id);
   await told(db);
+  return { team_id: key.team_id, name: key.name, last4: key.last4 };
 }

@@ -1,5 +1,6 @@
 import { FLOWS, JOB_STATUSES, storeCreateSchema, storeUpdateSchema } from "@commerce-ingest/shared";
 import { z } from "zod";
+import { listAudit, recordAudit, type AuditAction } from "../auth/audit.js";
 import * as accounts from "../auth/member.service.js";
 import { MIN_PASSWORD_LENGTH } from "../auth/password.js";
 import * as tenants from "../auth/tenant.service.js";
@@ -20,6 +21,10 @@ const password = z
 const token = z.string().min(1).max(200);
 
 type SignedIn = { email: string; team: { id: number; name: string } };
+
+/** What a member changed, in the team's audit log. */
+const audit = (ctx: { db: Parameters<typeof recordAudit>[0]; session: { teamId: number; email: string } }, action: AuditAction, target: string) =>
+  recordAudit(ctx.db, { teamId: ctx.session.teamId, actor: ctx.session.email, action, target });
 
 /**
  * The web console's procedures, served by tRPC's own HTTP handler under
@@ -55,32 +60,47 @@ export const consoleRouter = router({
 
   keys: router({
     list: memberProcedure.query(({ ctx }) => tenants.listTeamKeys(ctx.db, ctx.session.teamId)),
-    create: memberProcedure
-      .input(z.object({ name: z.string().trim().min(1).max(255), store_id: id.nullish() }))
-      .mutation(({ ctx, input }) => tenants.createApiKey(ctx.db, { team_id: ctx.session.teamId, name: input.name, store_id: input.store_id, created_by: ctx.session.memberId })),
-    rename: memberProcedure
-      .input(z.object({ id, name: z.string().trim().min(1).max(255) }))
-      .mutation(({ ctx, input }) => tenants.renameApiKey(ctx.db, ctx.session.teamId, input.id, input.name)),
+    create: memberProcedure.input(z.object({ name: z.string().trim().min(1).max(255), store_id: id.nullish() })).mutation(async ({ ctx, input }) => {
+      const key = await tenants.createApiKey(ctx.db, { team_id: ctx.session.teamId, name: input.name, store_id: input.store_id, created_by: ctx.session.memberId });
+      await audit(ctx, "key.created", `${key.name} (…${key.last4})${key.store_id === null ? "" : `, store ${key.store_id} only`}`);
+      return key;
+    }),
+    rename: memberProcedure.input(z.object({ id, name: z.string().trim().min(1).max(255) })).mutation(async ({ ctx, input }) => {
+      const renamed = await tenants.renameApiKey(ctx.db, ctx.session.teamId, input.id, input.name);
+      await audit(ctx, "key.renamed", `key ${renamed.id} to ${renamed.name}`);
+      return renamed;
+    }),
     /** A new key in place of this one; the old one works `overlap_seconds` more (up to 7 days), then is refused. */
-    roll: memberProcedure
-      .input(z.object({ id, overlap_seconds: z.number().int().min(0).max(tenants.MOST_ROLL_OVERLAP_SECONDS) }))
-      .mutation(({ ctx, input }) => tenants.rollApiKey(ctx.db, { teamId: ctx.session.teamId, id: input.id, overlapSeconds: input.overlap_seconds, createdBy: ctx.session.memberId })),
+    roll: memberProcedure.input(z.object({ id, overlap_seconds: z.number().int().min(0).max(tenants.MOST_ROLL_OVERLAP_SECONDS) })).mutation(async ({ ctx, input }) => {
+      const rolled = await tenants.rollApiKey(ctx.db, { teamId: ctx.session.teamId, id: input.id, overlapSeconds: input.overlap_seconds, createdBy: ctx.session.memberId });
+      await audit(ctx, "key.rolled", `${rolled.key.name}: …${rolled.key.last4} in place of key ${input.id}, which works until ${rolled.previous_expires_at}`);
+      return rolled;
+    }),
     delete: memberProcedure.input(z.object({ id })).mutation(async ({ ctx, input }) => {
-      await tenants.deleteApiKey(ctx.db, input.id, ctx.session.teamId);
+      const deleted = await tenants.deleteApiKey(ctx.db, input.id, ctx.session.teamId);
+      await audit(ctx, "key.deleted", `${deleted.name} (…${deleted.last4})`);
       return { ok: true as const };
     }),
   }),
 
   stores: router({
     list: memberProcedure.query(({ ctx }) => tenants.listStores(ctx.db, ctx.session.teamId)),
-    create: memberProcedure
-      .input(storeCreateSchema.omit({ team_id: true }))
-      .mutation(({ ctx, input }) => tenants.createStore(ctx.db, { ...input, team_id: ctx.session.teamId })),
+    create: memberProcedure.input(storeCreateSchema.omit({ team_id: true })).mutation(async ({ ctx, input }) => {
+      const store = await tenants.createStore(ctx.db, { ...input, team_id: ctx.session.teamId });
+      await audit(ctx, "store.created", `store ${store.id} (${store.name})`);
+      return store;
+    }),
     update: memberProcedure
       .input(storeUpdateSchema.pick({ name: true, country: true, recovery_delay_seconds: true, paused: true }).extend({ id }))
       .mutation(async ({ ctx, input: { id: storeId, ...patch } }) => {
         await tenants.getTeamStore(ctx.db, ctx.session.teamId, storeId);
-        return tenants.updateStore(ctx.db, storeId, patch);
+        const store = await tenants.updateStore(ctx.db, storeId, patch);
+        const what = `store ${store.id} (${store.name})`;
+        if (patch.paused !== undefined) await audit(ctx, patch.paused ? "store.paused" : "store.resumed", what);
+        if (patch.name !== undefined) await audit(ctx, "store.renamed", what);
+        const settings = [patch.country !== undefined ? `country ${store.country ?? "none"}` : "", patch.recovery_delay_seconds !== undefined ? `recovery delay ${store.recovery_delay_seconds} s` : ""].filter(Boolean);
+        if (settings.length > 0) await audit(ctx, "store.changed", `${what}: ${settings.join(", ")}`);
+        return store;
       }),
   }),
 
@@ -127,18 +147,30 @@ export const consoleRouter = router({
   team: router({
     members: memberProcedure.query(async ({ ctx }) => ({ me: ctx.session.memberId, members: await accounts.listMembers(ctx.db, ctx.session.teamId) })),
     invitations: memberProcedure.query(({ ctx }) => accounts.listInvitations(ctx.db, ctx.session.teamId)),
-    renewInvitation: memberProcedure.input(z.object({ id })).mutation(({ ctx, input }) => accounts.renewInvitation(ctx.db, ctx.accounts.settings, ctx.session.teamId, input.id)),
+    renewInvitation: memberProcedure.input(z.object({ id })).mutation(async ({ ctx, input }) => {
+      const renewed = await accounts.renewInvitation(ctx.db, ctx.accounts.settings, ctx.session.teamId, input.id);
+      await audit(ctx, "invitation.renewed", renewed.email);
+      return renewed;
+    }),
     revokeInvitation: memberProcedure.input(z.object({ id })).mutation(async ({ ctx, input }) => {
-      await accounts.revokeInvitation(ctx.db, ctx.session.teamId, input.id);
+      const { email: revoked } = await accounts.revokeInvitation(ctx.db, ctx.session.teamId, input.id);
+      await audit(ctx, "invitation.revoked", revoked);
       return { ok: true as const };
     }),
-    invite: memberProcedure
-      .input(z.object({ email }))
-      .mutation(({ ctx, input }) => accounts.inviteMember(ctx.db, ctx.accounts.settings, { teamId: ctx.session.teamId, email: input.email, invitedBy: ctx.session.memberId })),
+    invite: memberProcedure.input(z.object({ email })).mutation(async ({ ctx, input }) => {
+      const invitation = await accounts.inviteMember(ctx.db, ctx.accounts.settings, { teamId: ctx.session.teamId, email: input.email, invitedBy: ctx.session.memberId });
+      await audit(ctx, "member.invited", invitation.email);
+      return invitation;
+    }),
     remove: memberProcedure.input(z.object({ member_id: id })).mutation(async ({ ctx, input }) => {
-      await accounts.removeMember(ctx.db, ctx.session.teamId, input.member_id);
+      const removed = await accounts.removeMember(ctx.db, ctx.session.teamId, input.member_id);
+      await audit(ctx, "member.removed", removed.email);
       return { ok: true as const };
     }),
+    /** Who changed the team's keys, stores and members, newest first, 100 at a time (`before`: the last id of the page before). */
+    audit: memberProcedure
+      .input(z.object({ before: id.optional() }))
+      .query(({ ctx, input }) => listAudit(ctx.db, ctx.session.teamId, { limit: 100, before: input.before })),
   }),
 });
 

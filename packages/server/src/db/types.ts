@@ -302,7 +302,18 @@ export interface ImportErrorTable {
   details: unknown;
 }
 
+export interface AuditLogTable {
+  id: Generated<number>;
+  team_id: number;
+  /** The member's e-mail, or `operator`. */
+  actor: string;
+  action: string;
+  target: string;
+  created_at: CreatedAt;
+}
+
 export interface Database {
+  audit_log: AuditLogTable;
   imports: ImportTable;
   import_chunks: ImportChunkTable;
   import_errors: ImportErrorTable;

@@ -27,6 +27,7 @@ export function SignedIn() {
           <NavLink to="/settings/api-keys">Settings · API Keys</NavLink>
           <NavLink to="/stores">Stores</NavLink>
           <NavLink to="/team">Team</NavLink>
+          <NavLink to="/audit">Audit log</NavLink>
           <a href="/docs">API reference</a>
         </nav>
         <span className="who">{me.data.email}</span>

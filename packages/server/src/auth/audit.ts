@@ -1,0 +1,34 @@
+import type { Db, Executor } from "../db/types.js";
+import { formatTimestamp } from "../time.js";
+
+/** What the audit log records: changes to a team's keys, stores and members. */
+export type AuditAction =
+  | "key.created"
+  | "key.renamed"
+  | "key.rolled"
+  | "key.deleted"
+  | "store.created"
+  | "store.renamed"
+  | "store.changed"
+  | "store.paused"
+  | "store.resumed"
+  | "member.invited"
+  | "invitation.renewed"
+  | "invitation.revoked"
+  | "member.joined"
+  | "member.removed";
+
+/** The operator API's changes are the operator's; the console's, the signed-in member's. */
+export const OPERATOR = "operator";
+
+export async function recordAudit(db: Executor, entry: { teamId: number; actor: string; action: AuditAction; target: string }): Promise<void> {
+  await db.insertInto("audit_log").values({ team_id: entry.teamId, actor: entry.actor, action: entry.action, target: entry.target }).execute();
+}
+
+/** The team's audit log, newest first, a page of `limit` before the entry `before` (when given). */
+export async function listAudit(db: Db, teamId: number, page: { limit: number; before?: number | undefined }) {
+  let query = db.selectFrom("audit_log").select(["id", "actor", "action", "target", "created_at"]).where("team_id", "=", teamId);
+  if (page.before !== undefined) query = query.where("id", "<", page.before);
+  const rows = await query.orderBy("id", "desc").limit(page.limit).execute();
+  return rows.map((row) => ({ ...row, created_at: formatTimestamp(row.created_at) }));
+}
