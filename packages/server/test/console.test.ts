@@ -14,7 +14,7 @@ beforeAll(async () => {
   consoleDir = fs.mkdtempSync(path.join(os.tmpdir(), "console-"));
   fs.mkdirSync(path.join(consoleDir, "assets"));
   fs.writeFileSync(path.join(consoleDir, "index.html"), "<!doctype html><title>Console</title><div id=root></div>");
-  fs.writeFileSync(path.join(consoleDir, "assets", "app-1a2b3c.js"), "console.log('app')");
+  fs.writeFileSync(path.join(consoleDir, "assets", "app-1a2b3c.js"), "console.log('app');\n".repeat(200));
   server = await startTestServer({ consoleDir, signInLimits: { perEmail: 3, perAddress: 1000, windowSeconds: 60 } });
 });
 afterAll(async () => {
@@ -391,6 +391,9 @@ describe("the console's pages", () => {
     }
     const asset = await server.request("GET", "/assets/app-1a2b3c.js");
     expect(asset.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    // Sent compressed to a browser that takes it.
+    const compressed = await fetch(`${server.url}/assets/app-1a2b3c.js`, { headers: { "Accept-Encoding": "gzip" } });
+    expect(compressed.headers.get("content-encoding")).toBe("gzip");
     for (const route of ["/api/v1/unknown", "/admin/v1/nope", "/console/nope", "/healthz/x"]) {
       const res = await server.request("GET", route);
       expect(res.status, route).toBe(404);

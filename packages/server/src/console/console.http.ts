@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { createExpressMiddleware } from "@trpc/server/adapters/express";
 import { parseCookie } from "cookie";
+import compression from "compression";
 import express, { type Request, type Response } from "express";
 import { consoleRouter } from "./console.router.js";
 import { createContextInner, type ConsoleHttp, type Services } from "../context.js";
@@ -77,6 +78,8 @@ export function createConsolePages(dir: string): express.Router | undefined {
   const index = path.join(dir, "index.html");
   if (!fs.existsSync(index)) return undefined;
   const pages = express.Router();
+  // The pages and their scripts travel compressed (gzip or Brotli, as the browser takes them); the APIs' answers are left alone.
+  pages.use(compression());
   pages.use("/assets", express.static(path.join(dir, "assets"), { immutable: true, maxAge: "365d", index: false }));
   pages.get(CLIENT_ROUTE, (_req, res) => {
     res.setHeader("Cache-Control", "no-cache");
