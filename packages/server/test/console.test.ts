@@ -314,6 +314,22 @@ describe("stores from the console", () => {
 });
 
 describe("stores, activity and the request log", () => {
+  it("the request log pages back through older calls and keeps to a date range", async () => {
+    const owner = await signedInTenant();
+    for (const id of ["call-1", "call-2", "call-3"]) {
+      await server.request("POST", `/api/v1/stores/${owner.store.id}/customers`, { key: owner.key, body: { phone: "+14155552671" }, headers: { "X-Request-Id": id } });
+    }
+    await server.requestLog.flush();
+    const list = (input: Partial<Parameters<typeof owner.browser.client.requests.list.query>[0]>) =>
+      owner.browser.client.requests.list.query({ store_id: owner.store.id, ...input }).then((rows) => rows.map((row) => row.request_id));
+    const [newest, next] = await owner.browser.client.requests.list.query({ store_id: owner.store.id, limit: 2 });
+    expect([newest?.request_id, next?.request_id]).toEqual(["call-3", "call-2"]);
+    expect(await list({ before: { at: next?.at ?? "", id: next?.id ?? 0 } })).toEqual(["call-1"]);
+    expect(await list({ from: new Date(Date.now() + 60_000).toISOString() })).toEqual([]);
+    expect(await list({ to: new Date(Date.now() + 60_000).toISOString(), from: new Date(Date.now() - 60_000).toISOString() })).toEqual(["call-3", "call-2", "call-1"]);
+    expect(await failure(owner.browser.client.requests.list.query({ store_id: owner.store.id, from: "yesterday" }))).toMatchObject({ httpStatus: 400 });
+  });
+
   it("the request log keeps the calls refused with the team's own keys: restricted to another store, deleted, to a paused store; never another team's", async () => {
     const owner = await signedInTenant();
     const stranger = await signedInTenant();

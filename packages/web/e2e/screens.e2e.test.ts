@@ -104,7 +104,16 @@ describe.runIf(browserAvailable())("every console page, at 1280 and 390 px", () 
         ["api-keys", "/settings/api-keys", () => page.getByRole("row", { name: /shop backend/ }).waitFor()],
         ["stores", "/stores", () => page.getByText("Screens shop").waitFor()],
         ["automations", `/stores/${storeId}/activity`, () => page.getByRole("cell", { name: "post_purchase" }).first().waitFor()],
-        ["request-log", `/stores/${storeId}/activity?tab=requests`, () => page.getByText("/api/v1/stores/{store_id}/orders").first().waitFor()],
+        // A filter is in the address too: this link opens the log showing the refused calls only.
+        [
+          "request-log",
+          `/stores/${storeId}/activity?tab=requests&status=4xx`,
+          async () => {
+            await page.getByRole("cell", { name: "422" }).first().waitFor();
+            expect(await page.getByLabel("Status").inputValue()).toBe("4xx");
+            expect(await page.getByRole("cell", { name: "201" }).count()).toBe(0);
+          },
+        ],
         ["imports", `/stores/${storeId}/activity?tab=imports`, () => page.getByRole("cell", { name: "succeeded" }).first().waitFor()],
         ["team", "/team", () => page.getByText("new@screens.example").waitFor()],
         ["audit", "/audit", () => page.getByRole("cell", { name: "member.invited" }).first().waitFor()],

@@ -1,4 +1,4 @@
-import { FLOWS, JOB_STATUSES, storeCreateSchema, storeUpdateSchema } from "@commerce-ingest/shared";
+import { FLOWS, JOB_STATUSES, storeCreateSchema, storeUpdateSchema, timestampSchema } from "@commerce-ingest/shared";
 import { z } from "zod";
 import { listAudit, recordAudit, type AuditAction } from "../auth/audit.js";
 import * as accounts from "../auth/member.service.js";
@@ -120,12 +120,15 @@ export const consoleRouter = router({
           store_id: id,
           status: z.enum(["2xx", "4xx", "5xx"]).optional(),
           request_id: z.string().trim().max(128).optional(),
+          from: timestampSchema.optional(),
+          to: timestampSchema.optional(),
+          before: z.object({ at: timestampSchema, id }).optional(),
           limit: z.number().int().min(1).max(500).default(100),
         }),
       )
       .query(async ({ ctx, input }) => {
         await tenants.getTeamStore(ctx.db, ctx.session.teamId, input.store_id);
-        return listRequests(ctx.db, { storeId: input.store_id, status: input.status, requestId: input.request_id || undefined, limit: input.limit });
+        return listRequests(ctx.db, { storeId: input.store_id, status: input.status, requestId: input.request_id || undefined, from: input.from, to: input.to, before: input.before, limit: input.limit });
       }),
   }),
 

@@ -9,9 +9,29 @@ const JOB_STATUSES = ["pending", "running", "succeeded", "failed", "cancelled"] 
 type Flow = (typeof FLOWS)[number];
 type JobStatus = (typeof JOB_STATUSES)[number];
 
+/** A filter kept in the address (so a view can be linked to and reloaded); empty removes it. */
+function useParam(name: string): [string, (value: string) => void] {
+  const [search, setSearch] = useSearchParams();
+  return [
+    search.get(name) ?? "",
+    (value: string) =>
+      setSearch(
+        (current) => {
+          const next = new URLSearchParams(current);
+          if (value) next.set(name, value);
+          else next.delete(name);
+          return next;
+        },
+        { replace: true },
+      ),
+  ];
+}
+
 function Automations({ storeId }: { storeId: number }) {
-  const [flow, setFlow] = useState<Flow | "">("");
-  const [status, setStatus] = useState<JobStatus | "">("");
+  const [flowParam, setFlow] = useParam("flow");
+  const [statusParam, setStatus] = useParam("status");
+  const flow = (FLOWS as readonly string[]).includes(flowParam) ? (flowParam as Flow) : "";
+  const status = (JOB_STATUSES as readonly string[]).includes(statusParam) ? (statusParam as JobStatus) : "";
   const activity = useQuery({
     queryKey: ["activity", storeId, flow, status],
     queryFn: () => trpc.activity.list.query({ store_id: storeId, flow: flow || undefined, status: status || undefined }),
@@ -22,7 +42,7 @@ function Automations({ storeId }: { storeId: number }) {
       <div className="filters">
         <label>
           Flow
-          <select value={flow} onChange={(event) => setFlow(event.target.value as Flow | "")}>
+          <select value={flow} onChange={(event) => setFlow(event.target.value)}>
             <option value="">all</option>
             {FLOWS.map((name) => (
               <option key={name}>{name}</option>
@@ -31,7 +51,7 @@ function Automations({ storeId }: { storeId: number }) {
         </label>
         <label>
           Status
-          <select value={status} onChange={(event) => setStatus(event.target.value as JobStatus | "")}>
+          <select value={status} onChange={(event) => setStatus(event.target.value)}>
             <option value="">all</option>
             {JOB_STATUSES.map((name) => (
               <option key={name}>{name}</option>
@@ -110,21 +130,39 @@ function Automations({ storeId }: { storeId: number }) {
   );
 }
 
+/** A time picked in the reader's clock (`datetime-local`) as an instant, or undefined. */
+const instant = (local: string) => (local ? new Date(local).toISOString() : undefined);
+
 function Requests({ storeId }: { storeId: number }) {
-  const [status, setStatus] = useState<"" | "2xx" | "4xx" | "5xx">("");
-  const [requestId, setRequestId] = useState("");
+  const [statusParam, setStatus] = useParam("status");
+  const [requestId, setRequestId] = useParam("request_id");
+  const [from, setFrom] = useParam("from");
+  const [to, setTo] = useParam("to");
+  const status = ["2xx", "4xx", "5xx"].includes(statusParam) ? (statusParam as "2xx" | "4xx" | "5xx") : "";
+  // The pages gone through: each starts after the last entry of the one before (none: the newest).
+  const [pages, setPages] = useState<Array<{ at: string; id: number } | undefined>>([undefined]);
+  const before = pages[pages.length - 1];
+  const filters = { status, requestId, from, to };
+  const [seen, setSeen] = useState(JSON.stringify(filters));
+  if (seen !== JSON.stringify(filters)) {
+    // Other filters: back to the newest page.
+    setSeen(JSON.stringify(filters));
+    setPages([undefined]);
+  }
   const requests = useQuery({
-    queryKey: ["requests", storeId, status, requestId],
-    queryFn: () => trpc.requests.list.query({ store_id: storeId, status: status || undefined, request_id: requestId.trim() || undefined }),
-    // The log is where a developer watches calls arrive: asked again each second.
-    refetchInterval: 1000,
+    queryKey: ["requests", storeId, status, requestId, from, to, before],
+    queryFn: () =>
+      trpc.requests.list.query({ store_id: storeId, status: status || undefined, request_id: requestId.trim() || undefined, from: instant(from), to: instant(to), before }),
+    // The log is where a developer watches calls arrive: its newest page is asked again each second.
+    refetchInterval: before ? false : 1000,
   });
+  const last = requests.data?.at(-1);
   return (
     <>
       <div className="filters">
         <label>
           Status
-          <select value={status} onChange={(event) => setStatus(event.target.value as "" | "2xx" | "4xx" | "5xx")}>
+          <select value={status} onChange={(event) => setStatus(event.target.value)}>
             <option value="">all</option>
             <option>2xx</option>
             <option>4xx</option>
@@ -134,6 +172,14 @@ function Requests({ storeId }: { storeId: number }) {
         <label>
           Request id
           <input value={requestId} placeholder="X-Request-Id" onChange={(event) => setRequestId(event.target.value)} />
+        </label>
+        <label>
+          From
+          <input type="datetime-local" value={from} onChange={(event) => setFrom(event.target.value)} />
+        </label>
+        <label>
+          To
+          <input type="datetime-local" value={to} onChange={(event) => setTo(event.target.value)} />
         </label>
       </div>
       <p className="muted">The last 7 days of API calls to this store: never bodies, phones or key values.</p>
@@ -174,6 +220,15 @@ function Requests({ storeId }: { storeId: number }) {
           ))}
         </tbody>
       </table>
+      {requests.data?.length === 0 && <p className="muted">No call matches{from || to || status || requestId ? " these filters" : " yet"}.</p>}
+      <div className="actions">
+        <button type="button" className="quiet" disabled={pages.length === 1} onClick={() => setPages([undefined])}>
+          Newest
+        </button>
+        <button type="button" className="quiet" disabled={!last || (requests.data?.length ?? 0) < 100} onClick={() => last && setPages([...pages, { at: last.at, id: last.id }])}>
+          Older
+        </button>
+      </div>
     </>
   );
 }

@@ -25,7 +25,17 @@ export async function deleteEntriesBefore(db: Executor, retentionSeconds: number
   await db.deleteFrom("request_log").where("created_at", "<", sql<Date>`now() - make_interval(secs => ${retentionSeconds})`).execute();
 }
 
-export type RequestLogFilter = { storeId: number; status?: "2xx" | "4xx" | "5xx" | undefined; requestId?: string | undefined; limit: number };
+export type RequestLogFilter = {
+  storeId: number;
+  status?: "2xx" | "4xx" | "5xx" | undefined;
+  requestId?: string | undefined;
+  /** Calls at or after this time, and before `to`. */
+  from?: string | undefined;
+  to?: string | undefined;
+  /** The page after this entry (the last of the page before): older ones. */
+  before?: { at: string; id: number } | undefined;
+  limit: number;
+};
 
 export function listEntries(db: Executor, filter: RequestLogFilter) {
   let query = db
@@ -38,5 +48,8 @@ export function listEntries(db: Executor, filter: RequestLogFilter) {
     query = query.where("r.status", ">=", floor).where("r.status", "<", floor + 100);
   }
   if (filter.requestId) query = query.where("r.request_id", "=", filter.requestId);
+  if (filter.from) query = query.where("r.created_at", ">=", sql<Date>`${filter.from}::timestamptz`);
+  if (filter.to) query = query.where("r.created_at", "<", sql<Date>`${filter.to}::timestamptz`);
+  if (filter.before) query = query.where(sql<boolean>`(r.created_at, r.id) < (${filter.before.at}::timestamptz, ${filter.before.id}::bigint)`);
   return query.orderBy("r.created_at", "desc").orderBy("r.id", "desc").limit(filter.limit).execute();
 }
