@@ -314,6 +314,24 @@ describe("stores from the console", () => {
 });
 
 describe("stores, activity and the request log", () => {
+  it("the overview counts the store's records by kind and its refused calls over the last day and week, with its automation backlog", async () => {
+    const owner = await signedInTenant();
+    const stranger = await signedInTenant();
+    for (const [id, phone] of [["o-1", "+14155550101"], ["o-2", "+14155550102"]] as const) {
+      await server.request("POST", `/api/v1/stores/${owner.store.id}/orders`, { key: owner.key, body: { external_id: id, placed_at: "2026-11-20T10:00:00Z", total_price: 5, customer: { phone } } });
+    }
+    await server.request("POST", `/api/v1/stores/${owner.store.id}/orders`, { key: owner.key, body: { external_id: "bad" } });
+    await server.requestLog.flush();
+    const day = await owner.browser.client.overview.get.query({ store_id: owner.store.id });
+    expect(day).toMatchObject({ range: "24h", bucket_seconds: 3600, totals: { orders: 2, customers: 2, checkouts: 0, shipments: 0, refused: 1 } });
+    expect(day.buckets).toHaveLength(24);
+    expect(day.backlog.due + day.backlog.scheduled).toBeGreaterThan(0);
+    const week = await owner.browser.client.overview.get.query({ store_id: owner.store.id, range: "7d" });
+    expect(week).toMatchObject({ bucket_seconds: 6 * 3600, totals: { orders: 2, refused: 1 } });
+    expect(week.buckets).toHaveLength(28);
+    expect(await failure(stranger.browser.client.overview.get.query({ store_id: owner.store.id }))).toMatchObject({ code: "NOT_FOUND" });
+  });
+
   it("the request log pages back through older calls and keeps to a date range", async () => {
     const owner = await signedInTenant();
     for (const id of ["call-1", "call-2", "call-3"]) {

@@ -103,7 +103,8 @@ describe.runIf(browserAvailable())("every console page, at 1280 and 390 px", () 
       const pages: Array<[string, string, () => Promise<unknown>]> = [
         ["api-keys", "/settings/api-keys", () => page.getByRole("row", { name: /shop backend/ }).waitFor()],
         ["stores", "/stores", () => page.getByText("Screens shop").waitFor()],
-        ["automations", `/stores/${storeId}/activity`, () => page.getByRole("cell", { name: "post_purchase" }).first().waitFor()],
+        ["overview", `/stores/${storeId}/activity`, () => page.getByRole("img", { name: /Records written, by kind.*orders 1/ }).waitFor()],
+        ["automations", `/stores/${storeId}/activity?tab=automations`, () => page.getByRole("cell", { name: "post_purchase" }).first().waitFor()],
         // A filter is in the address too: this link opens the log showing the refused calls only.
         [
           "request-log",

@@ -11,6 +11,7 @@ import { toImport } from "../imports/import.view.js";
 import { listRequests } from "../modules/requests/request-log.service.js";
 import { router } from "../trpc.js";
 import { memberProcedure, publicConsoleProcedure, SESSION_COOKIE } from "./console.procedure.js";
+import { storeOverview } from "./overview.js";
 
 const id = z.number().int().positive();
 const email = z.email().max(255).transform((value) => value.trim());
@@ -102,6 +103,13 @@ export const consoleRouter = router({
         if (settings.length > 0) await audit(ctx, "store.changed", `${what}: ${settings.join(", ")}`);
         return store;
       }),
+  }),
+
+  overview: router({
+    get: memberProcedure.input(z.object({ store_id: id, range: z.enum(["24h", "7d"]).default("24h") })).query(async ({ ctx, input }) => {
+      await tenants.getTeamStore(ctx.db, ctx.session.teamId, input.store_id);
+      return storeOverview(ctx.db, input.store_id, input.range);
+    }),
   }),
 
   activity: router({
