@@ -1,3 +1,4 @@
+import http from "node:http";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -107,6 +108,33 @@ describe("sign-in", () => {
     });
     expect(raw.status).toBe(429);
     expect(Number(raw.headers.get("retry-after"))).toBeGreaterThan(0);
+  });
+
+  it("cannot be used by a stranger to lock a member out: failures from another address spend that address's budget", async () => {
+    const owner = await signedInTenant();
+    /** A sign-in from another address of this machine (127.0.0.2), as a stranger elsewhere would send it. */
+    const fromElsewhere = (password: string) =>
+      new Promise<number>((resolve, reject) => {
+        const body = JSON.stringify({ email: owner.email, password });
+        const { port } = new URL(server.url);
+        const req = http.request(
+          { host: "127.0.0.1", port: Number(port), localAddress: "127.0.0.2", method: "POST", path: "/console/trpc/session.signIn", headers: { "Content-Type": "application/json", Origin: server.url, "Content-Length": Buffer.byteLength(body) } },
+          (res) => {
+            res.resume();
+            res.on("end", () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.on("error", reject);
+        req.end(body);
+      });
+    // The stranger spends its budget on the member's e-mail and is throttled, even with the right password.
+    const tries = [];
+    for (let i = 0; i < 4; i++) tries.push(await fromElsewhere("a wrong guess"));
+    expect(tries).toEqual([401, 401, 401, 429]);
+    expect(await fromElsewhere(PASSWORD)).toBe(429);
+    // The member, from their own address, signs in at once.
+    const member = consoleBrowser(server);
+    expect(await member.client.session.signIn.mutate({ email: owner.email, password: PASSWORD })).toEqual({ ok: true });
   });
 
   it("with the right password opens a session; sign-out deletes it", async () => {

@@ -18,7 +18,14 @@ export type AccountSettings = {
 };
 
 /** Failed sign-ins are counted per e-mail and per address; either running out refuses the attempt. */
-export type SignInLimiters = { byEmail: RateLimiter; byAddress: RateLimiter };
+/**
+ * Sign-in throttles: per account and address (guessing one member's password
+ * from one place), per address (one place trying many accounts), and per
+ * account from everywhere with a budget ten times larger (guessing from many
+ * places). A stranger failing on a member's e-mail spends their own address's
+ * budget, not the member's: the member signs in from elsewhere as usual.
+ */
+export type SignInLimiters = { byAccountAddress: RateLimiter; byAddress: RateLimiter; byAccount: RateLimiter };
 
 /** A signed-in member, as every console procedure sees it. */
 export type Session = { sessionId: number; memberId: number; email: string; teamId: number; teamName: string };
@@ -28,7 +35,7 @@ export type NewSession = { token: string; expiresAt: Date };
 
 export const INVITATION_DAYS = 7;
 
-/** Failed sign-ins allowed in 15 minutes: per e-mail (guessing one password) and per address (trying many e-mails). */
+/** Sign-in attempts allowed in 15 minutes: per e-mail and address (guessing one password; ten times as many per e-mail from everywhere) and per address (trying many e-mails). */
 export const SIGN_IN_LIMITS = { perEmail: 10, perAddress: 50, windowSeconds: 15 * 60 };
 
 /**
@@ -37,8 +44,9 @@ export const SIGN_IN_LIMITS = { perEmail: 10, perAddress: 50, windowSeconds: 15 
  */
 export function createSignInLimiters(pool: pg.Pool | undefined, limits = SIGN_IN_LIMITS): SignInLimiters {
   return {
-    byEmail: createRateLimiter({ requests: limits.perEmail, windowSeconds: limits.windowSeconds }, pool, "sign-in-email"),
+    byAccountAddress: createRateLimiter({ requests: limits.perEmail, windowSeconds: limits.windowSeconds }, pool, "sign-in-account-address"),
     byAddress: createRateLimiter({ requests: limits.perAddress, windowSeconds: limits.windowSeconds }, pool, "sign-in-address"),
+    byAccount: createRateLimiter({ requests: limits.perEmail * 10, windowSeconds: limits.windowSeconds }, pool, "sign-in-account"),
   };
 }
 
@@ -129,15 +137,17 @@ export async function signIn(
   input: { email: string; password: string; address: string },
 ): Promise<NewSession> {
   const emailKey = input.email.trim().toLowerCase();
-  const [byEmail, byAddress] = await Promise.all([limiters.byEmail.consume(emailKey), limiters.byAddress.consume(input.address)]);
-  if (!byEmail.allowed || !byAddress.allowed) {
-    const retryAfter = Math.max(byEmail.allowed ? 0 : byEmail.retryAfterSeconds, byAddress.allowed ? 0 : byAddress.retryAfterSeconds);
+  const accountAddress = `${emailKey}|${input.address}`;
+  const decisions = await Promise.all([limiters.byAccountAddress.consume(accountAddress), limiters.byAddress.consume(input.address), limiters.byAccount.consume(emailKey)]);
+  const refused = decisions.filter((decision) => !decision.allowed);
+  if (refused.length > 0) {
+    const retryAfter = Math.max(...refused.map((decision) => (decision.allowed ? 0 : decision.retryAfterSeconds)));
     throw new AppError("SIGN_IN_THROTTLED", undefined, { "Retry-After": String(retryAfter) });
   }
   const member = await repo.findMemberByEmail(db, emailKey);
   const matches = await verifyPassword(input.password, member?.password_hash ?? UNKNOWN_MEMBER_HASH);
   if (!member || !matches) throw new AppError("SIGN_IN_FAILED");
-  await limiters.byEmail.reset(emailKey);
+  await Promise.all([limiters.byAccountAddress.reset(accountAddress), limiters.byAccount.reset(emailKey)]);
   return startSession(db, settings, member.id);
 }
 
