@@ -10,6 +10,6 @@ export default defineConfig({
   build: { outDir: "dist", emptyOutDir: true, sourcemap: false },
   server: {
     port: 5173,
-    proxy: { "/console/trpc": server, "/api": server, "/docs": server },
+    proxy: { "/console/trpc": server, "/console/live": server, "/api": server, "/docs": server },
   },
 });

@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { createContextInner, type Context, type Services } from "./context.js";
 import { CONSOLE_API_PREFIX, createConsoleApi, createConsolePages } from "./console/console.http.js";
+import { createLiveView, LIVE_PREFIX } from "./console/live.js";
 import { isDatabaseUnavailable } from "./db/index.js";
 import { appRouter } from "./router.js";
 import { createDocsRouter } from "./http/docs.js";
@@ -86,6 +87,9 @@ export function createApp(services: AppServices, options: AppOptions): express.E
       error: typeof res.locals.errorMessage === "string" ? res.locals.errorMessage : null,
       request_id: String(res.locals.requestId),
       latency_ms: latencyMs,
+      record_kind: context?.response.record?.kind ?? null,
+      record_external_id: context?.response.record?.externalId ?? null,
+      details: Array.isArray(res.locals.errorDetails) ? JSON.stringify(res.locals.errorDetails) : null,
     });
   }
 
@@ -197,6 +201,7 @@ export function createApp(services: AppServices, options: AppOptions): express.E
 
   app.use(createDocsRouter());
   app.use(CONSOLE_API_PREFIX, createConsoleApi(services));
+  app.use(LIVE_PREFIX, createLiveView(services));
   const pages = options.consoleDir ? createConsolePages(options.consoleDir) : undefined;
   if (pages) app.use(pages);
   // The service's own paths answer other methods like the API's do: 405 with Allow.

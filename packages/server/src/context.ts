@@ -71,6 +71,8 @@ export type Context = Services & {
      * store, the rate limit): the store's request log keeps those calls too.
      */
     caller?: { storeId: number; keyId: number };
+    /** The record a write stored (its kind and key), for the request log. */
+    record?: { kind: string; externalId: string };
   };
   /** Present on console requests only. */
   http?: ConsoleHttp;

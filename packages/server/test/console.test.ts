@@ -360,6 +360,48 @@ describe("stores, activity and the request log", () => {
     expect(await failure(stranger.browser.client.overview.get.query({ store_id: owner.store.id }))).toMatchObject({ code: "NOT_FOUND" });
   });
 
+  it("the live view streams the store's calls as they arrive, and opens each to the record it wrote and its runs; to no one else", async () => {
+    const owner = await signedInTenant();
+    const stranger = await signedInTenant();
+    const cookie = (browser: typeof owner.browser) => browser.cookieHeader();
+    expect((await fetch(`${server.url}/console/live/${owner.store.id}`)).status).toBe(401);
+    expect((await fetch(`${server.url}/console/live/${owner.store.id}`, { headers: { Cookie: cookie(stranger.browser) } })).status).toBe(404);
+    const controller = new AbortController();
+    const stream = await fetch(`${server.url}/console/live/${owner.store.id}`, { headers: { Cookie: cookie(owner.browser) }, signal: controller.signal });
+    expect(stream.headers.get("content-type")).toBe("text/event-stream");
+    const reader = stream.body?.getReader();
+    let text = "";
+    const until = async (test: (events: string) => boolean) => {
+      while (!test(text)) {
+        const chunk = await reader?.read();
+        if (!chunk || chunk.done) throw new Error("the stream ended");
+        text += new TextDecoder().decode(chunk.value);
+      }
+    };
+    try {
+      await server.request("POST", `/api/v1/stores/${owner.store.id}/orders`, {
+        key: owner.key,
+        body: { external_id: "live-1", placed_at: "2026-11-20T10:00:00Z", total_price: 5, customer: { phone: "+14155550177" } },
+        headers: { "X-Request-Id": "live-push" },
+      });
+      await server.request("POST", `/api/v1/stores/${owner.store.id}/orders`, { key: owner.key, body: { external_id: "live-2" }, headers: { "X-Request-Id": "live-refused" } });
+      await until((events) => events.includes('"request_id":"live-refused"'));
+    } finally {
+      controller.abort();
+    }
+    const events = text.split("\n\n").filter((event) => event.includes("event: call")).map((event) => JSON.parse(event.split("data: ")[1] ?? "{}") as { id: number; request_id: string; status: number; record: unknown });
+    const pushed = events.find((event) => event.request_id === "live-push");
+    expect(pushed).toMatchObject({ status: 201, record: { kind: "orders", external_id: "live-1" } });
+    const detail = await owner.browser.client.live.detail.query({ store_id: owner.store.id, id: pushed?.id ?? 0 });
+    expect(detail).toMatchObject({ status: 201, record: { kind: "orders", external_id: "live-1", stored: { external_id: "live-1", total_price: "5.00" } } });
+    expect(detail.runs.map((run) => run.flow)).toContain("post_purchase");
+    const refused = events.find((event) => event.request_id === "live-refused");
+    const refusedDetail = await owner.browser.client.live.detail.query({ store_id: owner.store.id, id: refused?.id ?? 0 });
+    expect(refusedDetail).toMatchObject({ status: 422, error: "Invalid request body", record: null });
+    expect(refusedDetail.details?.map((detail) => detail.path)).toEqual(expect.arrayContaining(["placed_at", "total_price"]));
+    expect(await failure(stranger.browser.client.live.detail.query({ store_id: owner.store.id, id: pushed?.id ?? 0 }))).toMatchObject({ code: "NOT_FOUND" });
+  });
+
   it("the request log pages back through older calls and keeps to a date range", async () => {
     const owner = await signedInTenant();
     for (const id of ["call-1", "call-2", "call-3"]) {

@@ -24,7 +24,9 @@ export function consoleBrowser(server: TestServer, origin: string = server.url) 
     return response;
   };
   const client = createTRPCClient<ConsoleRouter>({ links: [httpLink({ url: `${server.url}/console/trpc`, fetch: fetchWithCookies })] });
-  return { client, jar, setCookies };
+  /** The session cookie as the browser would send it with any request (the live view's stream, say). */
+  const cookieHeader = () => [...jar].map(([name, value]) => `${name}=${value}`).join("; ");
+  return { client, jar, setCookies, cookieHeader };
 }
 
 /** An invitation made through the operator API, as `pnpm admin member invite` does. */

@@ -20,6 +20,7 @@ let browser: Browser;
 let url: string;
 let storeId: number;
 let inviteUrl: string;
+let apiKey: string;
 
 type Violation = { id: string; impact: string | null; nodes: Array<{ target: string[] }> };
 
@@ -61,6 +62,7 @@ describe.runIf(browserAvailable())("every console page, at 1280 and 390 px", () 
     const store = await operator(url, ADMIN, "POST", "/admin/v1/stores", { team_id: team.id, name: "Screens shop", country: "US" });
     storeId = Number(store.id);
     const key = await operator(url, ADMIN, "POST", "/admin/v1/keys", { team_id: team.id, name: "shop backend" });
+    apiKey = String(key.key);
     // Some of everything: an order (its automations), a refused push (the request log), an import with a refused line.
     const api = (method: string, pathname: string, body: string, type = "application/json") =>
       fetch(`${url}/api/v1/stores/${storeId}${pathname}`, { method, headers: { Authorization: `Bearer ${String(key.key)}`, "Content-Type": type }, body });
@@ -103,7 +105,26 @@ describe.runIf(browserAvailable())("every console page, at 1280 and 390 px", () 
       const pages: Array<[string, string, () => Promise<unknown>]> = [
         ["api-keys", "/settings/api-keys", () => page.getByRole("row", { name: /shop backend/ }).waitFor()],
         ["stores", "/stores", () => page.getByText("Screens shop").waitFor()],
-        ["overview", `/stores/${storeId}/activity`, () => page.getByRole("img", { name: /Records written, by kind.*orders 1/ }).waitFor()],
+        ["overview", `/stores/${storeId}/activity`, () => page.getByRole("img", { name: /Records written, by kind.*orders [1-9]/ }).waitFor()],
+        [
+          "live",
+          `/stores/${storeId}/activity?tab=live`,
+          async () => {
+            await page.getByText("Live:", { exact: false }).waitFor();
+            // A push made while the view is open shows in it within a second; opened, it shows the record as stored and its runs.
+            const id = `live-${width}`;
+            const pushed = await fetch(`${url}/api/v1/stores/${storeId}/orders`, {
+              method: "POST",
+              headers: { Authorization: `Bearer ${apiKey}`, "Content-Type": "application/json" },
+              body: JSON.stringify({ external_id: id, placed_at: "2026-11-20T10:00:00Z", total_price: 7, customer: { phone: "+12025550145" } }),
+            });
+            expect(pushed.status).toBe(201);
+            const row = page.getByRole("button", { name: new RegExp(`201 POST /api/v1/stores/\\{store_id\\}/orders ${id}`) });
+            await row.waitFor({ timeout: 1_000 });
+            await row.click();
+            await page.getByText(`"external_id": "${id}"`).waitFor();
+          },
+        ],
         ["automations", `/stores/${storeId}/activity?tab=automations`, () => page.getByRole("cell", { name: "post_purchase" }).first().waitFor()],
         // A filter is in the address too: this link opens the log showing the refused calls only.
         [

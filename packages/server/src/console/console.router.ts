@@ -9,6 +9,10 @@ import { AppError } from "../errors.js";
 import * as imports from "../imports/import.repository.js";
 import { toImport } from "../imports/import.view.js";
 import { listRequests } from "../modules/requests/request-log.service.js";
+import { getCheckout } from "../modules/checkouts/checkout.service.js";
+import { getCustomer } from "../modules/customers/customer.service.js";
+import { getOrder } from "../modules/orders/order.service.js";
+import { getShipment } from "../modules/shipments/shipment.service.js";
 import { router } from "../trpc.js";
 import { memberProcedure, publicConsoleProcedure, SESSION_COOKIE } from "./console.procedure.js";
 import { storeOverview } from "./overview.js";
@@ -152,6 +156,55 @@ export const consoleRouter = router({
       const found = await imports.findImport(ctx.db, input.store_id, input.import_id);
       if (!found) throw new AppError("IMPORT_NOT_FOUND");
       return (await imports.importErrors(ctx.db, found.id, input.after_line, 5000)).map((row) => ({ ...row, details: (row.details ?? undefined) as Array<{ path: string; message: string }> | undefined }));
+    }),
+  }),
+
+  /** The live view's detail of one call: what it answered, the record it wrote (read back now) and the automation runs that record has. */
+  live: router({
+    detail: memberProcedure.input(z.object({ store_id: id, id })).query(async ({ ctx, input }) => {
+      const store = await tenants.getTeamStore(ctx.db, ctx.session.teamId, input.store_id);
+      const entry = await ctx.db
+        .selectFrom("request_log as r")
+        .leftJoin("api_keys as k", "k.id", "r.key_id")
+        .select(["r.id", "r.created_at", "r.method", "r.route", "r.status", "r.error", "r.details", "r.request_id", "r.latency_ms", "k.name as key_name", "k.last4 as key_last4", "r.record_kind", "r.record_external_id"])
+        .where("r.store_id", "=", store.id)
+        .where("r.id", "=", input.id)
+        .executeTakeFirst();
+      if (!entry) throw new AppError("NOT_FOUND");
+      const context = { id: store.id, teamId: store.team_id, country: store.country, recoveryDelaySeconds: store.recovery_delay_seconds };
+      const kind = entry.record_kind;
+      const key = entry.record_external_id;
+      const readers = { orders: getOrder, customers: getCustomer, checkouts: getCheckout, shipments: getShipment } as const;
+      const reader = kind && kind in readers ? readers[kind as keyof typeof readers] : undefined;
+      // Read back as it is now (never the body as sent); gone (erased) since: null.
+      const record = reader && key !== null ? await reader(ctx.db, context, key).catch(() => null) : null;
+      const recordType = { orders: "order", customers: "customer", checkouts: "checkout", shipments: "shipment" } as const;
+      const runs =
+        kind && key !== null && kind in recordType
+          ? await ctx.db
+              .selectFrom("automation_jobs")
+              .select(["id", "flow", "status", "attempts", "last_error", "run_at", "finished_at", "created_at"])
+              .where("store_id", "=", store.id)
+              .where("record_type", "=", recordType[kind as keyof typeof recordType])
+              .where("record_external_id", "=", key)
+              .orderBy("id")
+              .limit(50)
+              .execute()
+          : [];
+      return {
+        id: entry.id,
+        at: entry.created_at.toISOString(),
+        method: entry.method,
+        route: entry.route,
+        status: entry.status,
+        error: entry.error,
+        details: (entry.details ?? null) as Array<{ path: string; message: string }> | null,
+        request_id: entry.request_id,
+        latency_ms: Math.round(entry.latency_ms * 10) / 10,
+        key: entry.key_name === null ? null : { name: entry.key_name, last4: entry.key_last4 ?? "" },
+        record: kind && key !== null ? { kind, external_id: key, stored: record } : null,
+        runs: runs.map((run) => ({ ...run, run_at: run.run_at.toISOString(), finished_at: run.finished_at?.toISOString() ?? null, created_at: run.created_at.toISOString() })),
+      };
     }),
   }),
 

@@ -75,6 +75,11 @@ export interface RequestLogTable {
   error: string | null;
   request_id: string;
   latency_ms: number;
+  /** What the call wrote: its kind (`orders`, ...) and key; never its body. */
+  record_kind: ColumnType<string | null, string | null | undefined, never>;
+  record_external_id: ColumnType<string | null, string | null | undefined, never>;
+  /** A refusal's `details`: the fields it named. */
+  details: ColumnType<unknown, string | null | undefined, never>;
 }
 
 /** A store's messaging-app contact: one per E.164 phone. */

@@ -132,6 +132,7 @@ export function createRestRouter(options: RestAdapterOptions): express.Router {
         if (ctx.response.headers) res.set(ctx.response.headers);
         if (response.unexpected !== undefined) options.onUnexpectedError(response.unexpected, req, res);
         res.locals.errorMessage = response.body.error;
+        res.locals.errorDetails = response.body.details;
         // An upload refused before it was read whole: answered so that the client reads it (see `refuseTooLarge`).
         if (upload && !req.complete) lingerAfterAnswer(req);
         sendError(res, response);

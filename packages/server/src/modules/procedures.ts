@@ -128,6 +128,9 @@ export function upsertProcedure<Body extends z.ZodType, Record extends object>(s
       const body = parsedBody(ctx, spec.body, spec.phonePaths);
       const { record, created, stale } = await push({ db: ctx.db, store: ctx.store, options: { backfill: ctx.backfill } }, body, ctx.logger);
       ctx.response.status = created ? 201 : 200;
+      // Its own external_id only: a customer keyed by its phone is not named, as the request log keeps no phone.
+      const externalId = (body as { external_id?: unknown }).external_id;
+      if (typeof externalId === "string") ctx.response.record = { kind: spec.resource, externalId };
       if (stale) ctx.response.headers = { ...ctx.response.headers, "X-Stale-Write": "ignored" };
       return record;
     });
@@ -163,6 +166,7 @@ export function patchProcedure<Body extends z.ZodType, Record extends object>(sp
     .mutation(async ({ ctx, input }) => {
       const body = parsedBody(ctx, spec.body, []);
       const { record, stale } = await spec.update({ db: ctx.db, store: ctx.store, options: { backfill: ctx.backfill } }, input.external_id, body);
+      ctx.response.record = { kind: spec.resource, externalId: input.external_id };
       if (stale) ctx.response.headers = { ...ctx.response.headers, "X-Stale-Write": "ignored" };
       return record;
     });

@@ -1,0 +1,90 @@
+import { parseCookie } from "cookie";
+import express, { type Request, type Response } from "express";
+import type { Services } from "../context.js";
+import { findSession } from "../auth/member.service.js";
+import { getTeamStore } from "../auth/tenant.service.js";
+import { errorForLog } from "../logger.js";
+import { formatTimestamp } from "../time.js";
+import { SESSION_COOKIE } from "./console.procedure.js";
+
+/** Where the live view's stream is served: `/console/live/<store id>`. */
+export const LIVE_PREFIX = "/console/live";
+
+/** How often the stream looks for calls the request log has written (by any process). */
+const POLL_MS = 250;
+/** A comment this often keeps proxies from closing a quiet stream. */
+const HEARTBEAT_MS = 15_000;
+
+/** One call, as the live view lists it. */
+function entryOf(row: { id: number; created_at: Date; method: string; route: string; status: number; error: string | null; request_id: string; latency_ms: number; key_name: string | null; key_last4: string | null; record_kind: string | null; record_external_id: string | null }) {
+  return {
+    id: row.id,
+    at: formatTimestamp(row.created_at),
+    method: row.method,
+    route: row.route,
+    status: row.status,
+    error: row.error,
+    request_id: row.request_id,
+    latency_ms: Math.round(row.latency_ms * 10) / 10,
+    key: row.key_name === null ? null : { name: row.key_name, last4: row.key_last4 ?? "" },
+    record: row.record_kind && row.record_external_id !== null ? { kind: row.record_kind, external_id: row.record_external_id } : null,
+  };
+}
+
+/**
+ * The live view: a store's API calls as server-sent events, the latest 20
+ * first, then each new one as the request log records it (every process
+ * writes there, so calls to any server arrive). Signed-in members of the
+ * store's team only; another team's store answers 404, as an unknown one.
+ */
+export function createLiveView(services: Services): express.Router {
+  const live = express.Router();
+  live.get("/:storeId", async (req: Request, res: Response) => {
+    res.locals.route = `${LIVE_PREFIX}/{store_id}`;
+    const storeId = Number(req.params.storeId);
+    const session = await findSession(services.db, services.accounts.settings, parseCookie(req.headers.cookie ?? "")[SESSION_COOKIE]).catch(() => undefined);
+    if (!session) return void res.status(401).json({ error: "Sign in first", code: "sign_in_required" });
+    const store = Number.isSafeInteger(storeId) && storeId > 0 ? await getTeamStore(services.db, session.teamId, storeId).catch(() => undefined) : undefined;
+    if (!store) return void res.status(404).json({ error: "Store not found", code: "admin_store_not_found" });
+
+    res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-store", Connection: "keep-alive", "X-Accel-Buffering": "no" });
+    const query = (after: number | undefined) => {
+      let q = services.db
+        .selectFrom("request_log as r")
+        .leftJoin("api_keys as k", "k.id", "r.key_id")
+        .select(["r.id", "r.created_at", "r.method", "r.route", "r.status", "r.error", "r.request_id", "r.latency_ms", "k.name as key_name", "k.last4 as key_last4", "r.record_kind", "r.record_external_id"])
+        .where("r.store_id", "=", storeId);
+      if (after !== undefined) q = q.where("r.id", ">", after);
+      return q.orderBy("r.id", after === undefined ? "desc" : "asc").limit(after === undefined ? 20 : 200).execute();
+    };
+    let last = 0;
+    let closed = false;
+    let reading = false;
+    const send = (rows: Awaited<ReturnType<typeof query>>) => {
+      for (const row of rows) {
+        last = Math.max(last, row.id);
+        res.write(`id: ${row.id}\nevent: call\ndata: ${JSON.stringify(entryOf(row))}\n\n`);
+      }
+    };
+    try {
+      send((await query(undefined)).reverse());
+    } catch (error) {
+      services.logger.warn({ err: errorForLog(error) }, "live view could not start");
+    }
+    const poll = setInterval(() => {
+      // One read at a time: a slow one must not send a call twice.
+      if (closed || reading) return;
+      reading = true;
+      query(last)
+        .then(send, (error: unknown) => services.logger.warn({ err: errorForLog(error) }, "live view could not read"))
+        .finally(() => (reading = false));
+    }, POLL_MS);
+    const heartbeat = setInterval(() => res.write(": still here\n\n"), HEARTBEAT_MS);
+    req.on("close", () => {
+      closed = true;
+      clearInterval(poll);
+      clearInterval(heartbeat);
+    });
+  });
+  return live;
+}
