@@ -189,6 +189,27 @@ describe("imports", () => {
     expect((await idle.request("GET", `/api/v1/stores/${tenant.store.id}/customers/c-1`, { key: tenant.key })).status).toBe(404);
   });
 
+  it("drop an upload that stopped arriving (its server died before answering), with its chunks", async () => {
+    const tenant = await idle.createTenant();
+    const [upload] = await idle.db
+      .insertInto("imports")
+      .values({ store_id: tenant.store.id, team_id: tenant.team.id, key_id: tenant.keyId, kind: "customers", updated_at: new Date(Date.now() - 2 * 3600 * 1000) })
+      .returning("id")
+      .execute();
+    const fresh = await idle.db.insertInto("imports").values({ store_id: tenant.store.id, team_id: tenant.team.id, key_id: tenant.keyId, kind: "customers" }).returning("id").executeTakeFirstOrThrow();
+    await idle.db.insertInto("import_chunks").values({ import_id: upload?.id ?? 0, seq: 0, first_line: 1, lines: 1, body: Buffer.from("x") }).execute();
+    const runner = startImportRunner({ db: idle.db, logger: createLogger("silent") }, { concurrency: 1, leaseSeconds: 30, perTeam: 2, pollIntervalMs: 20 });
+    try {
+      await expect.poll(async () => (await idle.db.selectFrom("imports").select("id").where("id", "=", upload?.id ?? 0).execute()).length).toBe(0);
+    } finally {
+      await runner.stop();
+    }
+    expect(await idle.db.selectFrom("import_chunks").select("seq").where("import_id", "=", upload?.id ?? 0).execute()).toEqual([]);
+    // An upload still arriving (touched within the hour) stays.
+    expect(await idle.db.selectFrom("imports").select("status").where("id", "=", fresh.id).executeTakeFirst()).toEqual({ status: "receiving" });
+    await idle.db.deleteFrom("imports").where("id", "=", fresh.id).execute();
+  });
+
   it("run a bounded number of a team's imports at once; the rest wait, queued, while other teams' start", async () => {
     const [team, other] = [await idle.createTenant(), await idle.createTenant()];
     const file = ndjson([{ external_id: "c-1", phone: "+14155550100" }]);

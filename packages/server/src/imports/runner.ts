@@ -6,7 +6,7 @@ import { inTransaction } from "../db/transaction.js";
 import type { Db } from "../db/types.js";
 import { errorForLog, type Logger } from "../logger.js";
 import { writeItems, type ItemResult } from "../modules/procedures.js";
-import { chunkFailed, chunkMerged, claimChunk, failImport, lockImport, releaseChunk, startQueued, type ClaimedChunk, type LineRefusal } from "./import.repository.js";
+import { chunkFailed, chunkMerged, claimChunk, dropAbandonedUploads, failImport, lockImport, releaseChunk, startQueued, type ClaimedChunk, type LineRefusal } from "./import.repository.js";
 import { IMPORT_WRITES } from "./kinds.js";
 import { checkChunk, roundsOf, type CheckedLine } from "./lines.js";
 
@@ -18,12 +18,16 @@ export type ImportRunnerOptions = {
   /** Imports one team runs at once; the others queue. */
   perTeam: number;
   pollIntervalMs: number;
+  /** An upload that stopped arriving this long ago (its server died mid-way, no 202 was sent) is dropped with its chunks. */
+  abandonedAfterSeconds?: number;
 };
 
 export type ImportRunner = { nudge(): void; stop(): Promise<void> };
 
 /** Chunks of one import read ahead of its next merge. */
 const READ_AHEAD = 2;
+/** How often an idle runner looks for abandoned uploads. */
+const SWEEP_MS = 60_000;
 /** Failures of the service's own (not the database's) before an import is failed. */
 const MOST_FAILURES = 5;
 
@@ -86,9 +90,17 @@ export function startImportRunner(deps: { db: Db; logger: Logger }, options: Imp
     });
   }
 
+  let lastSweep = 0;
+
   async function once(): Promise<boolean> {
     const chunk = await claimChunk(deps.db, holder, options.leaseSeconds, READ_AHEAD);
-    if (!chunk) return inTransaction(deps.db, (trx) => startQueued(trx, options.perTeam));
+    if (!chunk) {
+      if (Date.now() - lastSweep >= SWEEP_MS) {
+        lastSweep = Date.now();
+        await dropAbandonedUploads(deps.db, options.abandonedAfterSeconds ?? 3600);
+      }
+      return inTransaction(deps.db, (trx) => startQueued(trx, options.perTeam));
+    }
     const id = `${chunk.import_id}:${chunk.seq}`;
     try {
       const started = performance.now();
