@@ -4,7 +4,7 @@ import type { Services } from "../context.js";
 import { findSession } from "../auth/member.service.js";
 import { getTeamStore } from "../auth/tenant.service.js";
 import { errorForLog } from "../logger.js";
-import { formatTimestamp } from "../time.js";
+import { toRequestEntry } from "../modules/requests/request-log.service.js";
 import { SESSION_COOKIE } from "./console.procedure.js";
 
 /** Where the live view's stream is served: `/console/live/<store id>`. */
@@ -15,20 +15,9 @@ const POLL_MS = 250;
 /** A comment this often keeps proxies from closing a quiet stream. */
 const HEARTBEAT_MS = 15_000;
 
-/** One call, as the live view lists it. */
-function entryOf(row: { id: number; created_at: Date; method: string; route: string; status: number; error: string | null; request_id: string; latency_ms: number; key_name: string | null; key_last4: string | null; record_kind: string | null; record_external_id: string | null }) {
-  return {
-    id: row.id,
-    at: formatTimestamp(row.created_at),
-    method: row.method,
-    route: row.route,
-    status: row.status,
-    error: row.error,
-    request_id: row.request_id,
-    latency_ms: Math.round(row.latency_ms * 10) / 10,
-    key: row.key_name === null ? null : { name: row.key_name, last4: row.key_last4 ?? "" },
-    record: row.record_kind && row.record_external_id !== null ? { kind: row.record_kind, external_id: row.record_external_id } : null,
-  };
+/** One call, as the live view lists it: as the request log does, with the record it wrote. */
+function entryOf(row: Parameters<typeof toRequestEntry>[0] & { record_kind: string | null; record_external_id: string | null }) {
+  return { ...toRequestEntry(row), record: row.record_kind && row.record_external_id !== null ? { kind: row.record_kind, external_id: row.record_external_id } : null };
 }
 
 /**

@@ -58,9 +58,9 @@ export function startRequestLog(db: Db, logger: Logger, retentionSeconds: number
   };
 }
 
-export async function listRequests(db: Db, filter: repo.RequestLogFilter) {
-  const rows = await repo.listEntries(db, filter);
-  return rows.map((row) => ({
+/** One call as the console shows it: never a body, a phone or a key's value. */
+export function toRequestEntry(row: Awaited<ReturnType<typeof repo.listEntries>>[number]) {
+  return {
     id: row.id,
     at: formatTimestamp(row.created_at),
     method: row.method,
@@ -70,5 +70,9 @@ export async function listRequests(db: Db, filter: repo.RequestLogFilter) {
     request_id: row.request_id,
     latency_ms: Math.round(row.latency_ms * 10) / 10,
     key: row.key_name === null ? null : { name: row.key_name, last4: row.key_last4 ?? "" },
-  }));
+  };
+}
+
+export async function listRequests(db: Db, filter: repo.RequestLogFilter) {
+  return (await repo.listEntries(db, filter)).map(toRequestEntry);
 }
