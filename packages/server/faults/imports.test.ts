@@ -66,40 +66,44 @@ describe.runIf(!unavailable)("an import under faults", () => {
     throw new Error(`timed out waiting for ${what}`);
   }
 
-  async function rowsOf(storeId: number): Promise<number> {
+  /** One query on the cluster, on a connection of its own. */
+  async function query<Row extends object>(text: string, values: unknown[]): Promise<Row[]> {
     const db = new pg.Client({ connectionString: cluster.url });
     await db.connect();
     try {
-      return Number((await db.query<{ count: string }>("select count(*) from customers where store_id = $1", [storeId])).rows[0]?.count);
+      return (await db.query<Row>(text, values)).rows;
     } finally {
       await db.end();
     }
   }
+
+  const rowsOf = async (storeId: number) => Number((await query<{ count: string }>("select count(*) from customers where store_id = $1", [storeId]))[0]?.count);
 
   /** The rows the import left: one per customer key, each with its last line's name. */
   async function checkRows(storeId: number) {
-    const db = new pg.Client({ connectionString: cluster.url });
-    await db.connect();
-    try {
-      const { rows } = await db.query<{ rows: string; distinct: string; last: string }>(
-        `select count(*) as rows, count(distinct external_id) as distinct,
-           count(*) filter (where first_name = 'line ' || (regexp_replace(external_id, '^k-', '')::int + ${DISTINCT} * ((${LINES} - 1 - regexp_replace(external_id, '^k-', '')::int) / ${DISTINCT}) + 1)) as last
-         from customers where store_id = $1`,
-        [storeId],
-      );
-      expect(rows[0]).toEqual({ rows: String(DISTINCT), distinct: String(DISTINCT), last: String(DISTINCT) });
-    } finally {
-      await db.end();
-    }
+    const rows = await query<{ rows: string; distinct: string; last: string }>(
+      `select count(*) as rows, count(distinct external_id) as distinct,
+         count(*) filter (where first_name = 'line ' || (regexp_replace(external_id, '^k-', '')::int + ${DISTINCT} * ((${LINES} - 1 - regexp_replace(external_id, '^k-', '')::int) / ${DISTINCT}) + 1)) as last
+       from customers where store_id = $1`,
+      [storeId],
+    );
+    expect(rows[0]).toEqual({ rows: String(DISTINCT), distinct: String(DISTINCT), last: String(DISTINCT) });
   }
 
-  it("finishes with exact counts after its server is SIGKILLed mid-way", { timeout: 240_000 }, async () => {
+  /** A server on the cluster, a store, and an import of the file under way (part of it merged). */
+  async function importUnderWay() {
     const server = await startProcess("main.js", { ...env, PORT: String(await freePort()) });
     procs.push(server);
     const url = server.url ?? "";
     const shop = await tenant(url);
     const id = await upload(url, shop);
     await until(async () => ((await state(url, shop, id))?.processed ?? 0) > 0, "the import to start");
+    return { server, url, shop, id };
+  }
+
+
+  it("finishes with exact counts after its server is SIGKILLed mid-way", { timeout: 240_000 }, async () => {
+    const { server, shop, id } = await importUnderWay();
     server.child.kill("SIGKILL");
     await server.exited;
     // Killed mid-way: part of the file merged, not all.
@@ -131,12 +135,7 @@ describe.runIf(!unavailable)("an import under faults", () => {
   });
 
   it("finishes with exact counts through a PostgreSQL restart", { timeout: 240_000 }, async () => {
-    const server = await startProcess("main.js", { ...env, PORT: String(await freePort()) });
-    procs.push(server);
-    const url = server.url ?? "";
-    const shop = await tenant(url);
-    const id = await upload(url, shop);
-    await until(async () => ((await state(url, shop, id))?.processed ?? 0) > 0, "the import to start");
+    const { url, shop, id } = await importUnderWay();
     await cluster.stop("immediate");
     await cluster.start();
     // Stopped mid-way: part of the file merged, not all.

@@ -13,15 +13,13 @@ import { bearerToken, secretsEqual } from "./auth/api-key.js";
 import { isLocalAddress } from "./auth/auth.middleware.js";
 import { idempotencyRequestOf } from "./modules/requests/idempotency.js";
 import { createRestRouter } from "./http/rest.js";
+import { isUpload } from "./http/http-server.js";
 import type { Metrics } from "./http/metrics.js";
 import type { RequestLog } from "./modules/requests/request-log.service.js";
 
 export type AppOptions = { bodyLimitBytes: number; /** REST requests answer 503 past this. */ requestDeadlineMs?: number; /** The built web console; its pages are served when it exists. */ consoleDir?: string | undefined };
 
 const REQUEST_ID = /^[\x20-\x7E]{1,128}$/;
-
-/** An import's upload: streamed to its procedure, never buffered, with a size limit of its own. */
-const isUpload = (req: Request) => req.method === "POST" && /^\/api\/v1\/stores\/[^/]+\/imports\/?$/.test(req.path);
 
 /** Where the shop's and the operator's APIs live (the OpenAPI document is served on its own). */
 const API_PATHS = /^\/(?:api\/v1\/stores|admin\/v1)(?:\/|$)/;
@@ -123,6 +121,7 @@ export function createApp(services: AppServices, options: AppOptions): express.E
   // has sent the rest, or after a short linger (see `refuseTooLarge`): a client that claims megabytes holds nothing.
   app.use((req, res, next) => {
     const declared = Number(req.headers["content-length"] ?? 0);
+    // An import's upload is streamed to its procedure, never buffered, with a size limit of its own.
     if (!(declared > options.bodyLimitBytes) || isUpload(req)) return next();
     refuseTooLarge(req, res);
   });

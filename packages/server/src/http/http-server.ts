@@ -59,7 +59,7 @@ export function createHttpServer(app: express.Express, limits: ConnectionLimits)
 }
 
 /** A streamed upload (an import's file): it may take as long as it needs while bytes keep coming. */
-const isUpload = (req: http.IncomingMessage) => req.method === "POST" && /^\/api\/v1\/stores\/[^/]+\/imports\/?(?:\?|$)/.test(req.url ?? "");
+export const isUpload = (req: Pick<http.IncomingMessage, "method" | "url">) => req.method === "POST" && /^\/api\/v1\/stores\/[^/]+\/imports\/?(?:\?|$)/.test(req.url ?? "");
 
 /**
  * A body must arrive whole within `ms` of its headers (a body that trickles is

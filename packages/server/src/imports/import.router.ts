@@ -2,7 +2,7 @@ import { deflateRawSync } from "node:zlib";
 import { IMPORT_KINDS, importErrorSchema, importListSchema, importSchema, LIMITS, type Import, type ImportError } from "@commerce-ingest/shared";
 import { z } from "zod";
 import { AppError } from "../errors.js";
-import { STORE_ERRORS, storeProcedure } from "../modules/procedures.js";
+import { STORE_ERRORS, storeParams, storeProcedure } from "../modules/procedures.js";
 import { router } from "../trpc.js";
 import type { Context } from "../context.js";
 import type { StoreContext } from "../auth/store-context.js";
@@ -12,7 +12,6 @@ import { IMPORT_WRITES } from "./kinds.js";
 import { checkChunk } from "./lines.js";
 import { chunksOf, uploadBody, type ReceivedChunk } from "./upload.js";
 
-const storeParams = z.object({ store_id: z.coerce.number().int().positive().meta({ description: "The store's numeric id" }) });
 const importParams = storeParams.extend({ import_id: z.coerce.number().int().positive().meta({ description: "The import's id", example: 42 }) });
 
 /** Lines of the file's start checked before anything is stored: a file that is not of its kind fails at once. */

@@ -53,7 +53,7 @@ export const BODY_ERRORS = ["MALFORMED_JSON", "BODY_TOO_LARGE", "UNSUPPORTED_MED
  * positive integer) by authorization, before anything else; it is declared here
  * for the document.
  */
-const storeParams = z.object({ store_id: z.coerce.number().int().positive().meta({ description: "The store's numeric id" }) });
+export const storeParams = z.object({ store_id: z.coerce.number().int().positive().meta({ description: "The store's numeric id" }) });
 export const recordParams = storeParams.extend({
   external_id: z.string().meta({ description: "The record's external_id, percent-encoded (any character is allowed)" }),
 });
