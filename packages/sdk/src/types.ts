@@ -358,6 +358,10 @@ export type ErrorCode =
   | "INVITATION_INVALID"
   /** 409 This e-mail already has an account */
   | "MEMBER_EXISTS"
+  /** 409 This e-mail is already a member of the team */
+  | "ALREADY_MEMBER"
+  /** 403 This invitation is for another e-mail; sign in with that e-mail to accept it */
+  | "INVITATION_OTHER_ACCOUNT"
   /** 404 Member not found */
   | "MEMBER_NOT_FOUND"
   /** 409 A team keeps at least one member */

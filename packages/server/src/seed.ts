@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import * as tenants from "./auth/tenant.service.js";
-import { insertMember } from "./auth/member.repository.js";
+import { insertAccount, insertMember } from "./auth/member.repository.js";
 import { hashPassword } from "./auth/password.js";
 import { randomToken } from "./auth/tokens.js";
 import { inTransaction } from "./db/transaction.js";
@@ -26,7 +26,8 @@ export async function seedDemo(db: Db, dataDir: string, baseUrl: string): Promis
     const store = await tenants.createStore(trx, { team_id: team.id, name: "Demo store", country: "US" });
     const key = await tenants.createApiKey(trx, { team_id: team.id, name: "Demo key" });
     const password = randomToken().slice(0, 16);
-    await insertMember(trx, { team_id: team.id, email: DEMO_MEMBER_EMAIL, password_hash: await hashPassword(password) });
+    const account = await insertAccount(trx, { email: DEMO_MEMBER_EMAIL, password_hash: await hashPassword(password) });
+    await insertMember(trx, { team_id: team.id, account_id: account.id });
     const envFile = path.join(dataDir, "demo.env");
     fs.mkdirSync(dataDir, { recursive: true });
     fs.writeFileSync(

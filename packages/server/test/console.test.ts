@@ -53,7 +53,7 @@ describe("invitations", () => {
     expect(cookie).toMatch(/SameSite=Lax/i);
     expect(cookie).toMatch(/Path=\//);
     expect(cookie).not.toMatch(/Secure/i);
-    expect(await browser.client.session.me.query()).toEqual({ email, team: { id: tenant.team.id, name: tenant.team.name } });
+    expect(await browser.client.session.me.query()).toEqual({ email, team: { id: tenant.team.id, name: tenant.team.name }, teams: [{ id: tenant.team.id, name: tenant.team.name }] });
     // Only the token's hash is stored.
     const sessionToken = browser.jar.get("console_session") ?? "";
     expect(JSON.stringify(await server.db.selectFrom("sessions").selectAll().execute())).not.toContain(sessionToken);
@@ -73,14 +73,67 @@ describe("invitations", () => {
     expect(await failure(consoleBrowser(server).client.invitation.accept.mutate({ token, password: PASSWORD }))).toMatchObject({ code: "NOT_FOUND" });
   });
 
-  it("are refused for an e-mail that already has an account, and for an unknown team", async () => {
-    const owner = await signedInTenant();
-    expect((await server.request("POST", "/admin/v1/invitations", { key: ADMIN_TOKEN, body: { team_id: owner.team.id, email: owner.email.toUpperCase() } })).body).toEqual({
-      error: "This e-mail already has an account",
-      code: "member_exists",
-      details: [{ path: "email", message: "already has an account" }],
+  it("answer the same whether the e-mail has an account in another team or none, and refuse only this team's own members", async () => {
+    const elsewhere = await signedInTenant();
+    const inviter = await signedInTenant();
+    const withAccount = await inviter.browser.client.team.invite.mutate({ email: elsewhere.email });
+    const withoutAccount = await inviter.browser.client.team.invite.mutate({ email: uniqueEmail("nobody") });
+    const shape = (answer: Record<string, unknown>) => Object.fromEntries(Object.entries(answer).map(([key, value]) => [key, key === "email" ? "" : typeof value]));
+    expect(shape(withAccount)).toEqual(shape(withoutAccount));
+    expect(withAccount).toMatchObject({ team_id: inviter.team.id, email: elsewhere.email });
+    // The operator API answers alike too.
+    const viaAdmin = await server.request("POST", "/admin/v1/invitations", { key: ADMIN_TOKEN, body: { team_id: inviter.team.id, email: elsewhere.email.toUpperCase() } });
+    expect(viaAdmin.status).toBe(201);
+    // Only a member of this very team, whom its page lists anyway, is refused.
+    expect((await server.request("POST", "/admin/v1/invitations", { key: ADMIN_TOKEN, body: { team_id: inviter.team.id, email: inviter.email.toUpperCase() } })).body).toEqual({
+      error: "This e-mail is already a member of the team",
+      code: "already_member",
+      details: [{ path: "email", message: "is already a member of the team" }],
     });
+    expect(await failure(inviter.browser.client.team.invite.mutate({ email: inviter.email }))).toMatchObject({ code: "CONFLICT", message: "This e-mail is already a member of the team" });
     expect((await server.request("POST", "/admin/v1/invitations", { key: ADMIN_TOKEN, body: { team_id: 99_999_999, email: uniqueEmail("x") } })).status).toBe(404);
+  });
+
+  it("are accepted by an existing account after it signs in; it then switches between its teams", async () => {
+    const ada = await signedInTenant();
+    const other = await signedInTenant();
+    const { url } = await other.browser.client.team.invite.mutate({ email: ada.email });
+    const token = url.split("/invite/")[1] ?? "";
+    // Choosing a password for an e-mail that has an account is refused, and changes nothing.
+    const stranger = consoleBrowser(server);
+    expect(await stranger.client.invitation.get.query({ token })).toMatchObject({ email: ada.email, team_name: other.team.name });
+    expect(await failure(stranger.client.invitation.accept.mutate({ token, password: "another long password" }))).toMatchObject({ code: "CONFLICT", message: "This e-mail already has an account" });
+    // Another signed-in account cannot take it; the link stays good for Ada.
+    expect(await failure(other.browser.client.invitation.join.mutate({ token }))).toMatchObject({ code: "FORBIDDEN", message: "This invitation is for another e-mail; sign in with that e-mail to accept it" });
+
+    const browser = consoleBrowser(server);
+    await browser.client.session.signIn.mutate({ email: ada.email, password: PASSWORD });
+    expect(await browser.client.invitation.join.mutate({ token })).toEqual({ id: other.team.id, name: other.team.name });
+    expect(await browser.client.session.me.query()).toEqual({
+      email: ada.email,
+      team: { id: other.team.id, name: other.team.name },
+      teams: [
+        { id: ada.team.id, name: ada.team.name },
+        { id: other.team.id, name: other.team.name },
+      ],
+    });
+    expect(await failure(browser.client.invitation.join.mutate({ token }))).toMatchObject({ code: "NOT_FOUND" });
+    // Each team's data as its member; back to the first team, and never to a team she is not in.
+    expect((await browser.client.stores.list.query()).map((store) => store.id)).toEqual([other.store.id]);
+    await browser.client.session.switchTeam.mutate({ team_id: ada.team.id });
+    expect((await browser.client.stores.list.query()).map((store) => store.id)).toEqual([ada.store.id]);
+    const third = await server.createTenant();
+    expect(await failure(browser.client.session.switchTeam.mutate({ team_id: third.team.id }))).toMatchObject({ code: "NOT_FOUND", message: "Team not found" });
+    expect((await other.browser.client.team.members.query()).members.map((member) => member.email)).toEqual([other.email, ada.email]);
+    expect((await other.browser.client.team.audit.query({})).map((entry) => `${entry.action} ${entry.actor}`)).toContain(`member.joined ${ada.email}`);
+
+    // Removed from one team, she still signs in to the other; her session there is untouched.
+    const adaInOther = (await other.browser.client.team.members.query()).members.find((member) => member.email === ada.email);
+    await other.browser.client.team.remove.mutate({ member_id: adaInOther?.id ?? 0 });
+    expect((await browser.client.session.me.query())?.teams).toEqual([{ id: ada.team.id, name: ada.team.name }]);
+    const again = consoleBrowser(server);
+    await again.client.session.signIn.mutate({ email: ada.email, password: PASSWORD });
+    expect((await again.client.session.me.query())?.team.id).toBe(ada.team.id);
   });
 });
 
@@ -157,11 +210,11 @@ describe("sessions", () => {
   it("end when idle too long, and at their absolute expiry", async () => {
     const idle = await signedInTenant();
     await idle.browser.client.keys.list.query();
-    await server.db.updateTable("sessions").set({ last_seen_at: sql<Date>`now() - interval '2 hours'` }).where("member_id", "in", (eb) => eb.selectFrom("members").select("id").where("email", "=", idle.email)).execute();
+    await server.db.updateTable("sessions").set({ last_seen_at: sql<Date>`now() - interval '2 hours'` }).where("member_id", "in", (eb) => eb.selectFrom("members as m").innerJoin("accounts as a", "a.id", "m.account_id").select("m.id").where("a.email", "=", idle.email)).execute();
     expect(await failure(idle.browser.client.keys.list.query())).toMatchObject({ code: "UNAUTHORIZED" });
 
     const old = await signedInTenant();
-    await server.db.updateTable("sessions").set({ expires_at: sql<Date>`now() - interval '1 second'` }).where("member_id", "in", (eb) => eb.selectFrom("members").select("id").where("email", "=", old.email)).execute();
+    await server.db.updateTable("sessions").set({ expires_at: sql<Date>`now() - interval '1 second'` }).where("member_id", "in", (eb) => eb.selectFrom("members as m").innerJoin("accounts as a", "a.id", "m.account_id").select("m.id").where("a.email", "=", old.email)).execute();
     expect(await old.browser.client.session.me.query()).toBeNull();
   });
 
@@ -482,6 +535,11 @@ describe("the team page", () => {
     const other = members.find((member) => member.email === second);
     await owner.browser.client.team.remove.mutate({ member_id: other?.id ?? 0 });
     expect(await failure(owner.browser.client.team.remove.mutate({ member_id: me }))).toMatchObject({ code: "CONFLICT", message: "A team keeps at least one member" });
+    // Removed from their only team, the account is gone: the old password no longer signs in, and a new invitation starts afresh.
+    expect(await failure(consoleBrowser(server).client.session.signIn.mutate({ email: second, password: PASSWORD }))).toMatchObject({ code: "UNAUTHORIZED" });
+    const again = await owner.browser.client.team.invite.mutate({ email: second });
+    await consoleBrowser(server).client.invitation.accept.mutate({ token: again.url.split("/invite/")[1] ?? "", password: "a brand new password" });
+    expect((await owner.browser.client.team.members.query()).members.map((member) => member.email)).toEqual([owner.email, second]);
   });
 });
 

@@ -109,7 +109,7 @@ const ELSEWHERE: Partial<Record<ErrorCode, string>> = {
   IMPORT_TOO_LARGE: "imports.test.ts (a file over the limit, a gzip bomb)",
 };
 /** The console's procedures answer in tRPC's own shape, not the API's envelope. */
-const CONSOLE: readonly ErrorCode[] = ["SIGN_IN_REQUIRED", "SIGN_IN_FAILED", "SIGN_IN_THROTTLED", "CROSS_SITE_REQUEST", "INVITATION_INVALID", "MEMBER_EXISTS", "MEMBER_NOT_FOUND", "LAST_MEMBER"];
+const CONSOLE: readonly ErrorCode[] = ["SIGN_IN_REQUIRED", "SIGN_IN_FAILED", "SIGN_IN_THROTTLED", "CROSS_SITE_REQUEST", "INVITATION_INVALID", "MEMBER_EXISTS", "ALREADY_MEMBER", "INVITATION_OTHER_ACCOUNT", "MEMBER_NOT_FOUND", "LAST_MEMBER"];
 
 describe.runIf(onceAcrossDatabases)("error codes", () => {
   it("the document's enum lists every code of the table, each once", () => {

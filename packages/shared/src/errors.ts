@@ -46,7 +46,9 @@ export const ERRORS = {
   SIGN_IN_THROTTLED: { status: 429, message: "Too many sign-in attempts; try again later", code: "sign_in_throttled", retry: true, meaning: "Too many failed sign-ins: retry after `Retry-After` seconds." },
   CROSS_SITE_REQUEST: { status: 403, message: "Cross-site request refused", code: "cross_site_request", retry: false, meaning: "A console change sent from another site's page." },
   INVITATION_INVALID: { status: 404, message: "This invitation link is invalid, already used or expired", code: "invitation_invalid", retry: false, meaning: "The invitation is unknown, used or expired." },
-  MEMBER_EXISTS: { status: 409, message: "This e-mail already has an account", code: "member_exists", retry: false, meaning: "The e-mail already has an account." },
+  MEMBER_EXISTS: { status: 409, message: "This e-mail already has an account", code: "member_exists", retry: false, meaning: "The e-mail already has an account: sign in with it to accept the invitation." },
+  ALREADY_MEMBER: { status: 409, message: "This e-mail is already a member of the team", code: "already_member", retry: false, meaning: "The person invited is a member of the team already." },
+  INVITATION_OTHER_ACCOUNT: { status: 403, message: "This invitation is for another e-mail; sign in with that e-mail to accept it", code: "invitation_other_account", retry: false, meaning: "The signed-in account is not the one invited." },
   MEMBER_NOT_FOUND: { status: 404, message: "Member not found", code: "member_not_found", retry: false, meaning: "No such member in the team." },
   LAST_MEMBER: { status: 409, message: "A team keeps at least one member", code: "last_member", retry: false, meaning: "The last member of a team cannot be removed." },
 } as const satisfies Record<string, { status: number; message: string; code: string; retry: boolean; meaning: string }>;

@@ -1,29 +1,78 @@
 import { sql } from "kysely";
 import type { Executor } from "../db/types.js";
 
-export function findMemberByEmail(db: Executor, email: string) {
-  return db.selectFrom("members").selectAll().where(sql<string>`lower(email)`, "=", email.toLowerCase()).executeTakeFirst();
+/** An invitation that can still be accepted: not used, not expired (by the database's clock). */
+const OPEN_INVITATION = sql<boolean>`accepted_at is null and expires_at > now()`;
+
+export function findAccountByEmail(db: Executor, email: string) {
+  return db.selectFrom("accounts").selectAll().where(sql<string>`lower(email)`, "=", email.trim().toLowerCase()).executeTakeFirst();
 }
 
-export function insertMember(db: Executor, member: { team_id: number; email: string; password_hash: string }) {
-  return db.insertInto("members").values(member).returningAll().executeTakeFirstOrThrow();
+export function insertAccount(db: Executor, account: { email: string; password_hash: string }) {
+  return db.insertInto("accounts").values(account).returning(["id", "email"]).executeTakeFirstOrThrow();
+}
+
+export function insertMember(db: Executor, member: { team_id: number; account_id: number }) {
+  return db.insertInto("members").values(member).returning(["id", "team_id", "account_id"]).executeTakeFirstOrThrow();
+}
+
+/** The account's membership of the team, found by the account's e-mail. */
+export function findMemberByEmail(db: Executor, teamId: number, email: string) {
+  return db
+    .selectFrom("members as m")
+    .innerJoin("accounts as a", "a.id", "m.account_id")
+    .select(["m.id", "m.account_id"])
+    .where("m.team_id", "=", teamId)
+    .where(sql<string>`lower(a.email)`, "=", email.trim().toLowerCase())
+    .executeTakeFirst();
+}
+
+export function findMembership(db: Executor, accountId: number, teamId: number) {
+  return db.selectFrom("members").select(["id", "team_id"]).where("account_id", "=", accountId).where("team_id", "=", teamId).executeTakeFirst();
+}
+
+/** The teams an account belongs to, in the order it joined them. */
+export function listAccountTeams(db: Executor, accountId: number) {
+  return db
+    .selectFrom("members as m")
+    .innerJoin("teams as t", "t.id", "m.team_id")
+    .select(["m.id as member_id", "t.id", "t.name"])
+    .where("m.account_id", "=", accountId)
+    .orderBy("m.id")
+    .execute();
 }
 
 export function listMembers(db: Executor, teamId: number) {
-  return db.selectFrom("members").select(["id", "email", "created_at"]).where("team_id", "=", teamId).orderBy("id").execute();
+  return db
+    .selectFrom("members as m")
+    .innerJoin("accounts as a", "a.id", "m.account_id")
+    .select(["m.id", "a.email", "m.created_at"])
+    .where("m.team_id", "=", teamId)
+    .orderBy("m.id")
+    .execute();
 }
 
-/** Removes a member of the team unless it is the team's last one; true when removed. */
-export async function deleteMemberUnlessLast(db: Executor, teamId: number, memberId: number): Promise<"removed" | "last" | "unknown"> {
-  const result = await db
+/** Removes a member of the team unless it is the team's last one. */
+export async function deleteMemberUnlessLast(db: Executor, teamId: number, memberId: number): Promise<{ outcome: "removed"; accountId: number } | { outcome: "last" | "unknown" }> {
+  const removed = await db
     .deleteFrom("members")
     .where("id", "=", memberId)
     .where("team_id", "=", teamId)
     .where((eb) => eb(eb.selectFrom("members as m").select(eb.fn.countAll<number>().as("n")).where("m.team_id", "=", teamId), ">", 1))
+    .returning("account_id")
     .executeTakeFirst();
-  if (Number(result.numDeletedRows) === 1) return "removed";
+  if (removed) return { outcome: "removed", accountId: removed.account_id };
   const exists = await db.selectFrom("members").select("id").where("id", "=", memberId).where("team_id", "=", teamId).executeTakeFirst();
-  return exists ? "last" : "unknown";
+  return { outcome: exists ? "last" : "unknown" };
+}
+
+/** Deletes the account once it belongs to no team: a person removed from their only team can be invited afresh. */
+export async function deleteAccountWithoutTeam(db: Executor, accountId: number): Promise<void> {
+  await db
+    .deleteFrom("accounts")
+    .where("id", "=", accountId)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom("members").select("id").where("account_id", "=", accountId))))
+    .execute();
 }
 
 export function insertInvitation(db: Executor, invitation: { team_id: number; email: string; token_hash: string; invited_by: number | null; expiresInSeconds: number }) {
@@ -35,15 +84,13 @@ export function insertInvitation(db: Executor, invitation: { team_id: number; em
     .executeTakeFirstOrThrow();
 }
 
-/** An invitation that can still be accepted: not used, not expired (by the database's clock). */
 export function findOpenInvitation(db: Executor, tokenHash: string) {
   return db
     .selectFrom("invitations as i")
     .innerJoin("teams as t", "t.id", "i.team_id")
     .select(["i.id", "i.team_id", "i.email", "i.expires_at", "t.name as team_name"])
     .where("i.token_hash", "=", tokenHash)
-    .where("i.accepted_at", "is", null)
-    .where("i.expires_at", ">", sql<Date>`now()`)
+    .where(OPEN_INVITATION)
     .executeTakeFirst();
 }
 
@@ -52,10 +99,10 @@ export function listOpenInvitations(db: Executor, teamId: number) {
   return db
     .selectFrom("invitations as i")
     .leftJoin("members as m", "m.id", "i.invited_by")
-    .select(["i.id", "i.email", "i.created_at", "i.expires_at", "m.email as invited_by"])
+    .leftJoin("accounts as a", "a.id", "m.account_id")
+    .select(["i.id", "i.email", "i.created_at", "i.expires_at", "a.email as invited_by"])
     .where("i.team_id", "=", teamId)
-    .where("i.accepted_at", "is", null)
-    .where("i.expires_at", ">", sql<Date>`now()`)
+    .where(OPEN_INVITATION)
     .orderBy("i.id", "desc")
     .execute();
 }
@@ -67,8 +114,7 @@ export function renewInvitationToken(db: Executor, teamId: number, id: number, t
     .set({ token_hash: tokenHash })
     .where("id", "=", id)
     .where("team_id", "=", teamId)
-    .where("accepted_at", "is", null)
-    .where("expires_at", ">", sql<Date>`now()`)
+    .where(OPEN_INVITATION)
     .returning(["id", "team_id", "email", "expires_at"])
     .executeTakeFirst();
 }
@@ -93,8 +139,13 @@ export function insertSession(db: Executor, session: { member_id: number; token_
     .executeTakeFirstOrThrow();
 }
 
+/** Moves the session to another of its account's memberships: the console now shows that team. */
+export async function setSessionMember(db: Executor, sessionId: number, memberId: number): Promise<void> {
+  await db.updateTable("sessions").set({ member_id: memberId }).where("id", "=", sessionId).execute();
+}
+
 /**
- * The live session with this token, with its member and team, seen now: one
+ * The live session with this token, with its account and team, seen now: one
  * statement that refuses an expired or idle session and records the visit.
  */
 export function touchSession(db: Executor, tokenHash: string, idleSeconds: number) {
@@ -110,8 +161,9 @@ export function touchSession(db: Executor, tokenHash: string, idleSeconds: numbe
     )
     .selectFrom("touched")
     .innerJoin("members as m", "m.id", "touched.member_id")
+    .innerJoin("accounts as a", "a.id", "m.account_id")
     .innerJoin("teams as t", "t.id", "m.team_id")
-    .select(["touched.id as session_id", "m.id as member_id", "m.email", "t.id as team_id", "t.name as team_name"])
+    .select(["touched.id as session_id", "m.id as member_id", "a.id as account_id", "a.email", "t.id as team_id", "t.name as team_name"])
     .executeTakeFirst();
 }
 

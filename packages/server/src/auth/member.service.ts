@@ -17,7 +17,6 @@ export type AccountSettings = {
   invitationSeconds: number;
 };
 
-/** Failed sign-ins are counted per e-mail and per address; either running out refuses the attempt. */
 /**
  * Sign-in throttles: per account and address (guessing one member's password
  * from one place), per address (one place trying many accounts), and per
@@ -28,7 +27,7 @@ export type AccountSettings = {
 export type SignInLimiters = { byAccountAddress: RateLimiter; byAddress: RateLimiter; byAccount: RateLimiter };
 
 /** A signed-in member, as every console procedure sees it. */
-export type Session = { sessionId: number; memberId: number; email: string; teamId: number; teamName: string };
+export type Session = { sessionId: number; memberId: number; accountId: number; email: string; teamId: number; teamName: string };
 
 /** A new session: the token goes into the cookie, only its hash into the database. */
 export type NewSession = { token: string; expiresAt: Date };
@@ -56,9 +55,15 @@ async function startSession(db: Db, settings: AccountSettings, memberId: number)
   return { token, expiresAt: row.expires_at };
 }
 
-/** A one-time link for `email` to join the team; it expires after seven days. */
+/**
+ * A one-time link for `email` to join the team; it expires after seven days.
+ * The answer is the same whether or not the e-mail has an account (in this
+ * team's eyes a stranger's account does not exist): a person who has one
+ * accepts by signing in, a new person by choosing a password. Only a member of
+ * this very team, whom the team's page lists anyway, is refused.
+ */
 export async function inviteMember(db: Db, settings: AccountSettings, input: { teamId: number; email: string; invitedBy: number | null }) {
-  if (await repo.findMemberByEmail(db, input.email)) throw new AppError("MEMBER_EXISTS", [{ path: "email", message: "already has an account" }]);
+  if (await repo.findMemberByEmail(db, input.teamId, input.email)) throw new AppError("ALREADY_MEMBER", [{ path: "email", message: "is already a member of the team" }]);
   const token = randomToken();
   const invitation = await repo.insertInvitation(db, {
     team_id: input.teamId,
@@ -107,22 +112,61 @@ export async function describeInvitation(db: Db, token: string) {
   return { email: invitation.email, team_name: invitation.team_name, expires_at: formatTimestamp(invitation.expires_at) };
 }
 
-/** Chooses the password, creates the member and signs them in; the link works once. */
+/**
+ * A new person's acceptance: chooses the password, creates the account and its
+ * membership, and signs them in; the link works once. An e-mail that has an
+ * account already accepts by signing in (`joinTeam`).
+ */
 export async function acceptInvitation(db: Db, settings: AccountSettings, token: string, password: string): Promise<NewSession> {
   const passwordHash = await hashPassword(password);
   const memberId = await inTransaction(db, async (trx) => {
     const invitation = await repo.findOpenInvitation(trx, hashToken(token));
     if (!invitation || !(await repo.markInvitationAccepted(trx, invitation.id))) throw new AppError("INVITATION_INVALID");
-    if (await repo.findMemberByEmail(trx, invitation.email)) throw new AppError("MEMBER_EXISTS");
-    const member = await repo.insertMember(trx, { team_id: invitation.team_id, email: invitation.email, password_hash: passwordHash }).catch((error: unknown) => {
+    if (await repo.findAccountByEmail(trx, invitation.email)) throw new AppError("MEMBER_EXISTS");
+    const account = await repo.insertAccount(trx, { email: invitation.email, password_hash: passwordHash }).catch((error: unknown) => {
       // Two invitations of one e-mail accepted at the same moment: the second finds the account made.
       if (error instanceof Error && "code" in error && error.code === "23505") throw new AppError("MEMBER_EXISTS");
       throw error;
     });
+    const member = await repo.insertMember(trx, { team_id: invitation.team_id, account_id: account.id });
     await recordAudit(trx, { teamId: invitation.team_id, actor: invitation.email, action: "member.joined", target: invitation.email });
     return member.id;
   });
   return startSession(db, settings, memberId);
+}
+
+/**
+ * A signed-in person's acceptance: the invitation must name their account's
+ * e-mail. They join the team (once; a second invitation of a member just
+ * closes) and the session moves to it.
+ */
+export async function joinTeam(db: Db, session: Session, token: string): Promise<{ id: number; name: string }> {
+  return inTransaction(db, async (trx) => {
+    const invitation = await repo.findOpenInvitation(trx, hashToken(token));
+    if (!invitation) throw new AppError("INVITATION_INVALID");
+    if (invitation.email.trim().toLowerCase() !== session.email.trim().toLowerCase()) throw new AppError("INVITATION_OTHER_ACCOUNT");
+    if (!(await repo.markInvitationAccepted(trx, invitation.id))) throw new AppError("INVITATION_INVALID");
+    let member = await repo.findMembership(trx, session.accountId, invitation.team_id);
+    if (!member) {
+      member = await repo.insertMember(trx, { team_id: invitation.team_id, account_id: session.accountId });
+      await recordAudit(trx, { teamId: invitation.team_id, actor: session.email, action: "member.joined", target: session.email });
+    }
+    await repo.setSessionMember(trx, session.sessionId, member.id);
+    return { id: invitation.team_id, name: invitation.team_name };
+  });
+}
+
+/** The teams the signed-in account belongs to; `current` marks the one the console shows. */
+export async function listTeams(db: Db, session: Session) {
+  return (await repo.listAccountTeams(db, session.accountId)).map((team) => ({ id: team.id, name: team.name, current: team.id === session.teamId }));
+}
+
+/** Shows another of the account's teams; a team it does not belong to answers as unknown. */
+export async function switchTeam(db: Db, session: Session, teamId: number): Promise<{ id: number; name: string }> {
+  const team = (await repo.listAccountTeams(db, session.accountId)).find((row) => row.id === teamId);
+  if (!team) throw new AppError("TEAM_NOT_FOUND");
+  await repo.setSessionMember(db, session.sessionId, team.member_id);
+  return { id: team.id, name: team.name };
 }
 
 /**
@@ -144,18 +188,20 @@ export async function signIn(
     const retryAfter = Math.max(...refused.map((decision) => (decision.allowed ? 0 : decision.retryAfterSeconds)));
     throw new AppError("SIGN_IN_THROTTLED", undefined, { "Retry-After": String(retryAfter) });
   }
-  const member = await repo.findMemberByEmail(db, emailKey);
-  const matches = await verifyPassword(input.password, member?.password_hash ?? UNKNOWN_MEMBER_HASH);
-  if (!member || !matches) throw new AppError("SIGN_IN_FAILED");
+  const account = await repo.findAccountByEmail(db, emailKey);
+  const matches = await verifyPassword(input.password, account?.password_hash ?? UNKNOWN_MEMBER_HASH);
+  // The session opens on the first team the account joined; the console switches between them.
+  const [team] = account && matches ? await repo.listAccountTeams(db, account.id) : [];
+  if (!team) throw new AppError("SIGN_IN_FAILED");
   await Promise.all([limiters.byAccountAddress.reset(accountAddress), limiters.byAccount.reset(emailKey)]);
-  return startSession(db, settings, member.id);
+  return startSession(db, settings, team.member_id);
 }
 
 /** The session the cookie names, if it is live; using it keeps it from going idle. */
 export async function findSession(db: Db, settings: AccountSettings, token: string | undefined): Promise<Session | undefined> {
   if (!token) return undefined;
   const row = await repo.touchSession(db, hashToken(token), settings.sessionIdleSeconds);
-  return row && { sessionId: row.session_id, memberId: row.member_id, email: row.email, teamId: row.team_id, teamName: row.team_name };
+  return row && { sessionId: row.session_id, memberId: row.member_id, accountId: row.account_id, email: row.email, teamId: row.team_id, teamName: row.team_name };
 }
 
 export async function signOut(db: Db, token: string | undefined): Promise<void> {
@@ -166,11 +212,16 @@ export async function listMembers(db: Db, teamId: number) {
   return (await repo.listMembers(db, teamId)).map((member) => ({ id: member.id, email: member.email, created_at: formatTimestamp(member.created_at) }));
 }
 
-/** A member of another team answers as if it did not exist; the last member stays. */
+/**
+ * A member of another team answers as if it did not exist; the last member
+ * stays. Their sessions on this team end; an account left with no team goes.
+ */
 export async function removeMember(db: Db, teamId: number, memberId: number): Promise<{ email: string }> {
-  const member = (await repo.listMembers(db, teamId)).find((row) => row.id === memberId);
-  const outcome = await repo.deleteMemberUnlessLast(db, teamId, memberId);
-  if (outcome === "unknown") throw new AppError("MEMBER_NOT_FOUND");
-  if (outcome === "last") throw new AppError("LAST_MEMBER");
-  return { email: member?.email ?? `member ${memberId}` };
+  return inTransaction(db, async (trx) => {
+    const member = (await repo.listMembers(trx, teamId)).find((row) => row.id === memberId);
+    const removed = await repo.deleteMemberUnlessLast(trx, teamId, memberId);
+    if (removed.outcome !== "removed") throw new AppError(removed.outcome === "last" ? "LAST_MEMBER" : "MEMBER_NOT_FOUND");
+    await repo.deleteAccountWithoutTeam(trx, removed.accountId);
+    return { email: member?.email ?? `member ${memberId}` };
+  });
 }

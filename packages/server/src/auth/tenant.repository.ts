@@ -68,8 +68,9 @@ export function listTeamKeys(db: Executor, teamId: number) {
   return db
     .selectFrom("api_keys as k")
     .leftJoin("members as m", "m.id", "k.created_by")
+    .leftJoin("accounts as a", "a.id", "m.account_id")
     .leftJoin("stores as s", "s.id", "k.store_id")
-    .select(["k.id", "k.name", "k.last4", "k.store_id", "s.name as store_name", "k.created_at", "m.email as created_by", "k.last_used_at", "k.deleted_at as expires_at"])
+    .select(["k.id", "k.name", "k.last4", "k.store_id", "s.name as store_name", "k.created_at", "a.email as created_by", "k.last_used_at", "k.deleted_at as expires_at"])
     .where("k.team_id", "=", teamId)
     .where(live("k.deleted_at"))
     .orderBy("k.id")

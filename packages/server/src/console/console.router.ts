@@ -25,7 +25,7 @@ const password = z
   .max(200, "must be at most 200 characters");
 const token = z.string().min(1).max(200);
 
-type SignedIn = { email: string; team: { id: number; name: string } };
+type SignedIn = { email: string; team: { id: number; name: string }; teams: Array<{ id: number; name: string }> };
 
 /** What a member changed, in the team's audit log. */
 const audit = (ctx: { db: Parameters<typeof recordAudit>[0]; session: { teamId: number; email: string } }, action: AuditAction, target: string) =>
@@ -40,8 +40,12 @@ export const consoleRouter = router({
   session: router({
     me: publicConsoleProcedure.query(async ({ ctx }): Promise<SignedIn | null> => {
       const session = await accounts.findSession(ctx.db, ctx.accounts.settings, ctx.http.cookie(SESSION_COOKIE));
-      return session ? { email: session.email, team: { id: session.teamId, name: session.teamName } } : null;
+      if (!session) return null;
+      const teams = (await accounts.listTeams(ctx.db, session)).map(({ id, name }) => ({ id, name }));
+      return { email: session.email, team: { id: session.teamId, name: session.teamName }, teams };
     }),
+    /** Shows another team the account belongs to; any other team answers as unknown. */
+    switchTeam: memberProcedure.input(z.object({ team_id: id })).mutation(({ ctx, input }) => accounts.switchTeam(ctx.db, ctx.session, input.team_id)),
     signIn: publicConsoleProcedure.input(z.object({ email: z.string().trim().min(1).max(255), password: z.string().min(1).max(1024) })).mutation(async ({ ctx, input }) => {
       const session = await accounts.signIn(ctx.db, ctx.accounts.settings, ctx.accounts.limiters, { ...input, address: ctx.http.address });
       ctx.http.setCookie(SESSION_COOKIE, session.token, { maxAgeSeconds: ctx.accounts.settings.sessionMaxSeconds });
@@ -61,6 +65,8 @@ export const consoleRouter = router({
       ctx.http.setCookie(SESSION_COOKIE, session.token, { maxAgeSeconds: ctx.accounts.settings.sessionMaxSeconds });
       return { ok: true as const };
     }),
+    /** Accepts as the signed-in account (an e-mail that has an account already); the console then shows the team joined. */
+    join: memberProcedure.input(z.object({ token })).mutation(({ ctx, input }) => accounts.joinTeam(ctx.db, ctx.session, input.token)),
   }),
 
   keys: router({

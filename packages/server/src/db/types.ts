@@ -36,11 +36,19 @@ export interface ApiKeyTable {
   deleted_at: Date | null;
 }
 
+/** A person who signs in: one e-mail, one password, members of one or more teams. */
+export interface AccountTable {
+  id: Generated<number>;
+  email: string;
+  password_hash: string;
+  created_at: CreatedAt;
+}
+
+/** An account's membership of one team. */
 export interface MemberTable {
   id: Generated<number>;
   team_id: number;
-  email: string;
-  password_hash: string;
+  account_id: number;
   created_at: CreatedAt;
 }
 
@@ -325,6 +333,7 @@ export interface Database {
   teams: TeamTable;
   stores: StoreTable;
   api_keys: ApiKeyTable;
+  accounts: AccountTable;
   members: MemberTable;
   invitations: InvitationTable;
   sessions: SessionTable;

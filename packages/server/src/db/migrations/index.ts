@@ -16,6 +16,7 @@ import * as changeOrder from "./2026-11-25-014-change-order.js";
 import * as imports from "./2026-11-26-015-imports.js";
 import * as auditLog from "./2026-11-26-016-audit-log.js";
 import * as requestDetail from "./2026-11-26-017-request-detail.js";
+import * as accounts from "./2026-11-26-018-accounts.js";
 
 /** Every migration, in order. Listed here so the bundled server needs no migration folder at run time. */
 export const migrations: Record<string, Migration> = {
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   "2026-11-26-015-imports": imports,
   "2026-11-26-016-audit-log": auditLog,
   "2026-11-26-017-request-detail": requestDetail,
+  "2026-11-26-018-accounts": accounts,
 };
