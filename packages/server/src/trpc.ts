@@ -1,6 +1,6 @@
-import type { ErrorCode } from "@commerce-ingest/shared";
+import { ERRORS, type ErrorCode } from "@commerce-ingest/shared";
 import { initTRPC } from "@trpc/server";
-import "./validation.js";
+import { hasIssues, toDetails } from "./validation.js";
 import type { OpenApiMeta } from "trpc-to-openapi";
 import type { z } from "zod";
 import type { Context } from "./context.js";
@@ -37,11 +37,14 @@ const t = initTRPC.meta<Meta>().context<Context>().create({
   // REST errors never reach a client through tRPC's transport (the REST adapter maps them); the
   // console's do, and then show the error table's message and 422 details, never an unexpected error's text.
   isDev: false,
+  // A refused input names each field it refused in `details`, so a form can show the problem beside the field.
   errorFormatter({ shape, error }) {
     const cause = error.cause;
-    const details = cause instanceof AppError ? (cause.details ?? null) : null;
-    const message = error.code === "INTERNAL_SERVER_ERROR" ? "Internal server error" : shape.message;
-    return { ...shape, message, data: { code: shape.data.code, httpStatus: shape.data.httpStatus, details } };
+    const issues = !(cause instanceof AppError) && hasIssues(cause) ? toDetails(cause.issues) : undefined;
+    const details = cause instanceof AppError ? (cause.details ?? null) : (issues ?? null);
+    const message = error.code === "INTERNAL_SERVER_ERROR" ? "Internal server error" : issues ? issues.map((detail) => `${detail.path} ${detail.message}`.trim()).join("; ") : shape.message;
+    const errorCode = cause instanceof AppError ? ERRORS[cause.code].code : issues ? ERRORS.VALIDATION_FAILED.code : null;
+    return { ...shape, message, data: { code: shape.data.code, httpStatus: shape.data.httpStatus, errorCode, details } };
   },
 });
 

@@ -143,7 +143,7 @@ describe("sign-in", () => {
     const browser = consoleBrowser(server);
     const wrongPassword = await failure(browser.client.session.signIn.mutate({ email: owner.email, password: "not the password" }));
     const unknownEmail = await failure(browser.client.session.signIn.mutate({ email: uniqueEmail("nobody"), password: PASSWORD }));
-    expect(wrongPassword).toEqual({ code: "UNAUTHORIZED", message: "Wrong e-mail or password", httpStatus: 401 });
+    expect(wrongPassword).toEqual({ code: "UNAUTHORIZED", message: "Wrong e-mail or password", httpStatus: 401, errorCode: "sign_in_failed", details: null });
     expect(unknownEmail).toEqual(wrongPassword);
 
     await failure(browser.client.session.signIn.mutate({ email: owner.email, password: "still wrong" }));
@@ -389,8 +389,13 @@ describe("stores from the console", () => {
     expect(stored.body).toMatchObject({ phone: "+442079460958" });
     expect(await owner.browser.client.stores.update.mutate({ id: created.id, name: "Renamed shop" })).toMatchObject({ name: "Renamed shop" });
     expect(await failure(other.browser.client.stores.update.mutate({ id: created.id, name: "Taken" }))).toMatchObject({ code: "NOT_FOUND" });
-    expect(await failure(owner.browser.client.stores.create.mutate({ name: "Bad", country: "XX" }))).toMatchObject({ httpStatus: 422 });
-    expect(await failure(owner.browser.client.stores.create.mutate({ name: "", country: null }))).toMatchObject({ httpStatus: 400 });
+    // A refused field is named, so the form shows its problem beside it.
+    const badCountry = await failure(owner.browser.client.stores.create.mutate({ name: "Bad", country: "XX" }));
+    expect(badCountry).toMatchObject({ httpStatus: 422, errorCode: "validation_failed", details: [{ path: "country" }] });
+    expect(badCountry.details?.[0]?.message).toMatch(/country/i);
+    const noName = await failure(owner.browser.client.stores.create.mutate({ name: "", country: null }));
+    expect(noName).toMatchObject({ httpStatus: 400, errorCode: "validation_failed", details: [{ path: "name" }] });
+    expect(noName.message).toMatch(/^name /);
   });
 });
 
@@ -417,8 +422,10 @@ describe("stores, activity and the request log", () => {
     const owner = await signedInTenant();
     const stranger = await signedInTenant();
     const cookie = (browser: typeof owner.browser) => browser.cookieHeader();
-    expect((await fetch(`${server.url}/console/live/${owner.store.id}`)).status).toBe(401);
-    expect((await fetch(`${server.url}/console/live/${owner.store.id}`, { headers: { Cookie: cookie(stranger.browser) } })).status).toBe(404);
+    const signedOut = await fetch(`${server.url}/console/live/${owner.store.id}`);
+    expect([signedOut.status, await signedOut.json()]).toEqual([401, { error: "Sign in first", code: "sign_in_required" }]);
+    const strangers = await fetch(`${server.url}/console/live/${owner.store.id}`, { headers: { Cookie: cookie(stranger.browser) } });
+    expect([strangers.status, await strangers.json()]).toEqual([404, { error: "Store not found", code: "admin_store_not_found" }]);
     const controller = new AbortController();
     const stream = await fetch(`${server.url}/console/live/${owner.store.id}`, { headers: { Cookie: cookie(owner.browser) }, signal: controller.signal });
     expect(stream.headers.get("content-type")).toBe("text/event-stream");
@@ -453,6 +460,21 @@ describe("stores, activity and the request log", () => {
     expect(refusedDetail).toMatchObject({ status: 422, error: "Invalid request body", record: null });
     expect(refusedDetail.details?.map((detail) => detail.path)).toEqual(expect.arrayContaining(["placed_at", "total_price"]));
     expect(await failure(stranger.browser.client.live.detail.query({ store_id: owner.store.id, id: pushed?.id ?? 0 }))).toMatchObject({ code: "NOT_FOUND" });
+    // A browser reconnecting with the last call it had gets only the calls after it.
+    const resumed = new AbortController();
+    const again = await fetch(`${server.url}/console/live/${owner.store.id}`, { headers: { Cookie: cookie(owner.browser), "Last-Event-ID": String(pushed?.id) }, signal: resumed.signal });
+    const againReader = again.body?.getReader();
+    let resumedText = "";
+    try {
+      while (!resumedText.includes('"request_id":"live-refused"')) {
+        const chunk = await againReader?.read();
+        if (!chunk || chunk.done) throw new Error("the stream ended");
+        resumedText += new TextDecoder().decode(chunk.value);
+      }
+    } finally {
+      resumed.abort();
+    }
+    expect(resumedText).not.toContain('"request_id":"live-push"');
   });
 
   it("the request log pages back through older calls and keeps to a date range", async () => {

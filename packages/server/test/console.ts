@@ -37,14 +37,16 @@ export async function invite(server: TestServer, teamId: number, email: string):
   return { url, token: url.split("/invite/")[1] ?? "" };
 }
 
-/** The tRPC error code and message a call failed with. */
-export async function failure(call: Promise<unknown>): Promise<{ code: string; message: string; httpStatus: number }> {
+type Failure = { code: string; message: string; httpStatus: number; errorCode: string | null; details: Array<{ path: string; message: string }> | null };
+
+/** The tRPC error code, message and status a call failed with, with the contract's code and the refused fields. */
+export async function failure(call: Promise<unknown>): Promise<Failure> {
   try {
     await call;
   } catch (error) {
     if (error instanceof TRPCClientError) {
-      const data = error.data as { code: string; httpStatus: number };
-      return { code: data.code, message: error.message, httpStatus: data.httpStatus };
+      const data = error.data as Omit<Failure, "message">;
+      return { code: data.code, message: error.message, httpStatus: data.httpStatus, errorCode: data.errorCode, details: data.details };
     }
     throw error;
   }

@@ -173,6 +173,55 @@ describe.runIf(browserAvailable())("the web console in Chromium", () => {
     }
   });
 
+  it("invites alike whether the e-mail has an account in another team or none; that account joins by signing in and switches teams", async () => {
+    const gamma = await tenant("Gamma");
+    const delta = await tenant("Delta");
+    const ada = await browser.newPage();
+    await join(ada, await inviteWithCli(gamma.teamId, "ada@gamma.example"));
+    await ada.close();
+    const bob = await browser.newPage();
+    await join(bob, await inviteWithCli(delta.teamId, "bob@delta.example"));
+    await bob.goto(`${url}/team`);
+    /** What the inviting member sees after inviting `email`, with the e-mail, the link's token and the time taken out. */
+    const inviteAnswer = async (email: string) => {
+      await bob.getByLabel("E-mail").fill(email);
+      await bob.getByRole("button", { name: "Create invitation link" }).click();
+      const panel = bob.locator(".secret", { hasText: `Send this link to ${email}` });
+      await panel.waitFor();
+      const link = (await panel.locator("code").textContent()) ?? "";
+      const seen = await panel.evaluate((element) => {
+        const copy = element.cloneNode(true) as HTMLElement;
+        for (const time of copy.querySelectorAll("time")) time.textContent = "(time)";
+        return copy.textContent ?? "";
+      });
+      return { link, seen: seen.replaceAll(email, "(e-mail)").replace(/\/invite\/[\w-]+/, "/invite/(token)") };
+    };
+    const withAccount = await inviteAnswer("ada@gamma.example");
+    const withoutAccount = await inviteAnswer("nobody@delta.example");
+    expect(withAccount.seen).toBe(withoutAccount.seen);
+    await shot(bob, "09-invite-any-email");
+
+    // Ada opens the link, signs in with her Gamma password, and joins Delta.
+    const page = await browser.newPage();
+    await page.goto(withAccount.link);
+    await page.getByRole("link", { name: "Sign in to accept" }).click();
+    await expect.poll(() => page.getByLabel("E-mail").inputValue()).toBe("ada@gamma.example");
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Join Delta" }).click();
+    await page.waitForURL("**/settings/api-keys");
+    const teamSwitch = page.getByLabel("Team", { exact: true });
+    expect(await teamSwitch.locator("option:checked").textContent()).toBe("Delta");
+    await shot(page, "10-two-teams");
+    await teamSwitch.selectOption({ label: "Gamma" });
+    await page.getByRole("link", { name: "Stores" }).click();
+    await page.getByRole("cell", { name: "Gamma shop" }).waitFor();
+    expect(await page.content()).not.toContain("Delta shop");
+    await bob.goto(`${url}/team`);
+    await bob.getByRole("cell", { name: /ada@gamma\.example/ }).waitFor();
+    await Promise.all([page.close(), bob.close()]);
+  });
+
   it("a member of another team can neither see nor delete this team's keys through the console's procedures", async () => {
     const a = await tenant("Alpha");
     const keyA = await operator(url, ADMIN, "POST", "/admin/v1/keys", { team_id: a.teamId, name: "alpha key" });

@@ -17,23 +17,17 @@ export const queryClient = new QueryClient({
   },
 });
 
-/** What a failed call says, for the page: the server's message, and each field's problem. */
-export function problemOf(error: unknown): { message: string; fields: Record<string, string> } {
+/**
+ * What a failed call says, for the page: the server's message, the contract's
+ * code (`member_exists`, say), and each refused field's problem by its path.
+ */
+export function problemOf(error: unknown): { message: string; code: string | undefined; fields: Record<string, string> } {
   if (error instanceof TRPCClientError) {
-    const data = error.data as { details?: Array<{ path: string; message: string }> | null; code?: string } | undefined;
+    const data = error.data as { details?: Array<{ path: string; message: string }> | null; errorCode?: string | null } | undefined;
     const fields = Object.fromEntries((data?.details ?? []).map((detail) => [detail.path, detail.message]));
-    if (data?.code === "BAD_REQUEST") {
-      // An input the console's own form should have caught: zod's message is JSON, so say it plainly.
-      try {
-        const issues = JSON.parse(error.message) as Array<{ path: string[]; message: string }>;
-        return { message: issues.map((issue) => `${issue.path.join(".")} ${issue.message}`).join("; "), fields };
-      } catch {
-        return { message: error.message, fields };
-      }
-    }
-    return { message: error.message, fields };
+    return { message: error.message, code: data?.errorCode ?? undefined, fields };
   }
-  return { message: error instanceof Error ? error.message : "Something went wrong", fields: {} };
+  return { message: error instanceof Error ? error.message : "Something went wrong", code: undefined, fields: {} };
 }
 
 export function isSignedOut(error: unknown): boolean {

@@ -3,6 +3,8 @@ import express, { type Request, type Response } from "express";
 import type { Services } from "../context.js";
 import { findSession } from "../auth/member.service.js";
 import { getTeamStore } from "../auth/tenant.service.js";
+import { AppError } from "../errors.js";
+import { toErrorResponse } from "../error-response.js";
 import { errorForLog } from "../logger.js";
 import { toRequestEntry } from "../modules/requests/request-log.service.js";
 import { SESSION_COOKIE } from "./console.procedure.js";
@@ -12,6 +14,8 @@ export const LIVE_PREFIX = "/console/live";
 
 /** How often the stream looks for calls the request log has written (by any process). */
 const POLL_MS = 250;
+/** How long a browser waits before reconnecting a stream that ended. */
+const RECONNECT_MS = 1000;
 /** A comment this often keeps proxies from closing a quiet stream. */
 const HEARTBEAT_MS = 15_000;
 
@@ -31,12 +35,21 @@ export function createLiveView(services: Services): express.Router {
   live.get("/:storeId", async (req: Request, res: Response) => {
     res.locals.route = `${LIVE_PREFIX}/{store_id}`;
     const storeId = Number(req.params.storeId);
-    const session = await findSession(services.db, services.accounts.settings, parseCookie(req.headers.cookie ?? "")[SESSION_COOKIE]).catch(() => undefined);
-    if (!session) return void res.status(401).json({ error: "Sign in first", code: "sign_in_required" });
-    const store = Number.isSafeInteger(storeId) && storeId > 0 ? await getTeamStore(services.db, session.teamId, storeId).catch(() => undefined) : undefined;
-    if (!store) return void res.status(404).json({ error: "Store not found", code: "admin_store_not_found" });
+    try {
+      const session = await findSession(services.db, services.accounts.settings, parseCookie(req.headers.cookie ?? "")[SESSION_COOKIE]);
+      if (!session) throw new AppError("SIGN_IN_REQUIRED");
+      // Another team's store, or no store at all, answers as an unknown one.
+      if (!Number.isSafeInteger(storeId) || storeId <= 0) throw new AppError("ADMIN_STORE_NOT_FOUND");
+      await getTeamStore(services.db, session.teamId, storeId);
+    } catch (error) {
+      const answer = toErrorResponse(error);
+      if (answer.unexpected) services.logger.warn({ err: errorForLog(answer.unexpected) }, "live view could not start");
+      return void res.status(answer.status).set(answer.headers).json(answer.body);
+    }
 
     res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-store", Connection: "keep-alive", "X-Accel-Buffering": "no" });
+    // Sent at once, so the browser knows the stream is open even before a first call arrives.
+    res.write(`retry: ${RECONNECT_MS}\n\n`);
     const query = (after: number | undefined) => {
       let q = services.db
         .selectFrom("request_log as r")
@@ -46,7 +59,9 @@ export function createLiveView(services: Services): express.Router {
       if (after !== undefined) q = q.where("r.id", ">", after);
       return q.orderBy("r.id", after === undefined ? "desc" : "asc").limit(after === undefined ? 20 : 200).execute();
     };
-    let last = 0;
+    // A browser reconnecting names the last call it had: it gets the ones after it, none twice.
+    const lastEventId = Number(req.headers["last-event-id"]);
+    let last = Number.isSafeInteger(lastEventId) && lastEventId > 0 ? lastEventId : 0;
     let closed = false;
     let reading = false;
     const send = (rows: Awaited<ReturnType<typeof query>>) => {
@@ -56,9 +71,11 @@ export function createLiveView(services: Services): express.Router {
       }
     };
     try {
-      send((await query(undefined)).reverse());
+      send(last > 0 ? await query(last) : (await query(undefined)).reverse());
     } catch (error) {
+      // The browser reconnects after `retry` and starts again.
       services.logger.warn({ err: errorForLog(error) }, "live view could not start");
+      return void res.end();
     }
     const poll = setInterval(() => {
       // One read at a time: a slow one must not send a call twice.

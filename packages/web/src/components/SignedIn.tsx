@@ -15,6 +15,14 @@ export function SignedIn() {
       await navigate("/sign-in");
     },
   });
+  // Another team's pages hold other stores and keys: start over on its keys page.
+  const switchTeam = useMutation({
+    mutationFn: (teamId: number) => trpc.session.switchTeam.mutate({ team_id: teamId }),
+    onSuccess: async () => {
+      queryClient.clear();
+      await navigate("/settings/api-keys");
+    },
+  });
   if (me.isPending) return <p className="loading">Loading…</p>;
   if (me.isError) return <p className="error" role="alert">The console cannot reach the server. Try again in a moment.</p>;
   if (!me.data) return <Navigate to={`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`} replace />;
@@ -22,7 +30,25 @@ export function SignedIn() {
     <div className="frame">
       <header>
         <strong className="brand">Commerce Ingest</strong>
-        <span className="team" title="Your team">{me.data.team.name}</span>
+        {me.data.teams.length > 1 ? (
+          <select
+            className="team"
+            aria-label="Team"
+            value={me.data.team.id}
+            disabled={switchTeam.isPending}
+            onChange={(event) => switchTeam.mutate(Number(event.target.value))}
+          >
+            {me.data.teams.map((team) => (
+              <option key={team.id} value={team.id}>
+                {team.name}
+              </option>
+            ))}
+          </select>
+        ) : (
+          <span className="team" title="Your team">
+            {me.data.team.name}
+          </span>
+        )}
         <nav aria-label="Console">
           <NavLink to="/settings/api-keys">Settings · API Keys</NavLink>
           <NavLink to="/stores">Stores</NavLink>

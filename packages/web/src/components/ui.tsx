@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState, type ReactNode } from "react";
+import { cloneElement, useEffect, useId, useRef, useState, type ReactElement, type ReactNode } from "react";
 
 /** A modal dialog (the browser's own), open while mounted. */
 export function Dialog({ title, children, onClose }: { title: string; children: ReactNode; onClose: () => void }) {
@@ -37,6 +37,34 @@ export function ErrorLine({ error }: { error: string | undefined }) {
       {error}
     </p>
   ) : null;
+}
+
+/**
+ * A labelled form field with its own problem, as the server named it, right
+ * under it (the control is marked invalid and described by the message).
+ */
+export function Field({ label, error, children }: { label: string; error: string | undefined; children: ReactElement<Record<string, unknown>> }) {
+  const id = useId();
+  return (
+    <div className="field">
+      <label>
+        {label}
+        {cloneElement(children, error ? { "aria-invalid": true, "aria-describedby": id } : {})}
+      </label>
+      {error ? (
+        <p className="field-error" id={id} role="alert">
+          {error}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+/** What a failed form call says beyond its fields' own problems: nothing when every refused field is shown beside itself. */
+export function FormProblem({ problem, fields }: { problem: { message: string; fields: Record<string, string> } | undefined; fields: readonly string[] }) {
+  if (!problem) return null;
+  const shown = Object.keys(problem.fields);
+  return <ErrorLine error={shown.length > 0 && shown.every((path) => fields.includes(path)) ? undefined : problem.message} />;
 }
 
 /** A timestamp as the reader's clock shows it; the ISO value on hover. */

@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState, type FormEvent } from "react";
-import { CopyButton, Dialog, ErrorLine, Time } from "../components/ui.js";
+import { useState, type FormEvent, type ReactNode } from "react";
+import { CopyButton, Dialog, ErrorLine, Field, FormProblem, Time } from "../components/ui.js";
 import { problemOf, trpc } from "../trpc.js";
 
 type Created = Awaited<ReturnType<typeof trpc.keys.create.mutate>>;
@@ -23,6 +23,21 @@ function snippets(key: string, storeId: number) {
   return { curl, sdk };
 }
 
+/** A key's value, shown this once, with a way to copy it and the warning that it cannot be shown again. */
+function ShownOnce({ value, testId, children }: { value: string; testId: string; children: ReactNode }) {
+  return (
+    <>
+      <p className="warning" role="status">
+        Copy this key now. {children}
+      </p>
+      <div className="secret">
+        <code data-testid={testId}>{value}</code>
+        <CopyButton text={value} />
+      </div>
+    </>
+  );
+}
+
 function NewKeyDialog({ stores, onClose }: { stores: Array<{ id: number; name: string }>; onClose: () => void }) {
   const queryClient = useQueryClient();
   const [name, setName] = useState("");
@@ -31,6 +46,7 @@ function NewKeyDialog({ stores, onClose }: { stores: Array<{ id: number; name: s
     mutationFn: () => trpc.keys.create.mutate({ name, store_id: storeId ? Number(storeId) : null }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ["keys"] }),
   });
+  const problem = create.isError ? problemOf(create.error) : undefined;
   const submit = (event: FormEvent) => {
     event.preventDefault();
     create.mutate();
@@ -41,13 +57,9 @@ function NewKeyDialog({ stores, onClose }: { stores: Array<{ id: number; name: s
     const code = storeForSnippet === undefined ? undefined : snippets(created.key, storeForSnippet);
     return (
       <Dialog title="Your new API key" onClose={onClose}>
-        <p className="warning" role="status">
-          Copy this key now. <strong>You will not see it again:</strong> only its last four characters are kept.
-        </p>
-        <div className="secret">
-          <code data-testid="new-key-value">{created.key}</code>
-          <CopyButton text={created.key} />
-        </div>
+        <ShownOnce value={created.key} testId="new-key-value">
+          <strong>You will not see it again:</strong> only its last four characters are kept.
+        </ShownOnce>
         <p className="muted">Keep it on your servers only, never in a browser or app your customers use. A leaked key: delete it and create another.</p>
         {code && (
           <>
@@ -70,12 +82,10 @@ function NewKeyDialog({ stores, onClose }: { stores: Array<{ id: number; name: s
   return (
     <Dialog title="Add API key" onClose={onClose}>
       <form onSubmit={submit}>
-        <label>
-          Name
+        <Field label="Name" error={problem?.fields.name}>
           <input required maxLength={255} value={name} placeholder="e.g. shop backend" onChange={(event) => setName(event.target.value)} />
-        </label>
-        <label>
-          Works for
+        </Field>
+        <Field label="Works for" error={problem?.fields.store_id}>
           <select value={storeId} onChange={(event) => setStoreId(event.target.value)}>
             <option value="">Every store of the team</option>
             {stores.map((store) => (
@@ -84,8 +94,8 @@ function NewKeyDialog({ stores, onClose }: { stores: Array<{ id: number; name: s
               </option>
             ))}
           </select>
-        </label>
-        <ErrorLine error={create.isError ? problemOf(create.error).message : undefined} />
+        </Field>
+        <FormProblem problem={problem} fields={["name", "store_id"]} />
         <div className="actions">
           <button type="button" className="quiet" onClick={onClose}>
             Cancel
@@ -114,16 +124,13 @@ function RollKeyDialog({ apiKey, onClose }: { apiKey: Key; onClose: () => void }
     mutationFn: () => trpc.keys.roll.mutate({ id: apiKey.id, overlap_seconds: Number(overlap) }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ["keys"] }),
   });
+  const problem = roll.isError ? problemOf(roll.error) : undefined;
   if (roll.data) {
     return (
       <Dialog title={`New key for “${apiKey.name}”`} onClose={onClose}>
-        <p className="warning" role="status">
-          Copy this key now. <strong>You will not see it again.</strong> The old key (…{apiKey.last4}) works until <Time value={roll.data.previous_expires_at} />.
-        </p>
-        <div className="secret">
-          <code data-testid="rolled-key-value">{roll.data.key.key}</code>
-          <CopyButton text={roll.data.key.key} />
-        </div>
+        <ShownOnce value={roll.data.key.key} testId="rolled-key-value">
+          <strong>You will not see it again.</strong> The old key (…{apiKey.last4}) works until <Time value={roll.data.previous_expires_at} />.
+        </ShownOnce>
         <div className="actions">
           <button type="button" onClick={onClose}>
             Done
@@ -135,8 +142,7 @@ function RollKeyDialog({ apiKey, onClose }: { apiKey: Key; onClose: () => void }
   return (
     <Dialog title={`Roll key “${apiKey.name}”?`} onClose={onClose}>
       <p>A new key takes its place, with the same name and stores. Deploy the new key, then let the old one (…{apiKey.last4}) end.</p>
-      <label>
-        The old key
+      <Field label="The old key" error={problem?.fields.overlap_seconds}>
         <select value={overlap} onChange={(event) => setOverlap(event.target.value)}>
           {OVERLAPS.map((choice) => (
             <option key={choice.seconds} value={choice.seconds}>
@@ -144,8 +150,8 @@ function RollKeyDialog({ apiKey, onClose }: { apiKey: Key; onClose: () => void }
             </option>
           ))}
         </select>
-      </label>
-      <ErrorLine error={roll.isError ? problemOf(roll.error).message : undefined} />
+      </Field>
+      <FormProblem problem={problem} fields={["overlap_seconds"]} />
       <div className="actions">
         <button type="button" className="quiet" onClick={onClose}>
           Cancel

@@ -8,7 +8,7 @@ export function SignIn() {
   const navigate = useNavigate();
   const [params] = useSearchParams();
   const queryClient = useQueryClient();
-  const [email, setEmail] = useState("");
+  const [email, setEmail] = useState(params.get("email") ?? "");
   const [password, setPassword] = useState("");
   const signIn = useMutation({
     mutationFn: () => trpc.session.signIn.mutate({ email, password }),
@@ -39,7 +39,7 @@ export function SignIn() {
           Sign in
         </button>
       </form>
-      <p className="muted">New to the team? Open the invitation link you were sent to choose a password.</p>
+      <p className="muted">New to the console? Open the invitation link you were sent to choose a password.</p>
     </main>
   );
 }

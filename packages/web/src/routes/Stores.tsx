@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { Link } from "react-router";
-import { ErrorLine } from "../components/ui.js";
+import { ErrorLine, Field, FormProblem } from "../components/ui.js";
 import { problemOf, trpc } from "../trpc.js";
 
 type Store = Awaited<ReturnType<typeof trpc.stores.list.query>>[number];
@@ -14,6 +14,7 @@ function StoreRow({ store }: { store: Store }) {
     mutationFn: (patch: { name?: string; country?: string | null; recovery_delay_seconds?: number; paused?: boolean }) => trpc.stores.update.mutate({ id: store.id, ...patch }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ["stores"] }),
   });
+  const problem = save.isError ? problemOf(save.error) : undefined;
   const submit = (event: FormEvent) => {
     event.preventDefault();
     save.mutate({ country: country.trim() === "" ? null : country.trim(), recovery_delay_seconds: Math.round(Number(delayMinutes) * 60) });
@@ -39,19 +40,17 @@ function StoreRow({ store }: { store: Store }) {
       </td>
       <td colSpan={2}>
         <form className="inline" onSubmit={submit} aria-label={`Settings of store ${store.id}`}>
-          <label>
-            Phone country
+          <Field label="Phone country" error={problem?.fields.country}>
             <input value={country} maxLength={2} size={3} placeholder="none" onChange={(event) => setCountry(event.target.value)} />
-          </label>
-          <label>
-            Recovery delay (minutes)
+          </Field>
+          <Field label="Recovery delay (minutes)" error={problem?.fields.recovery_delay_seconds}>
             <input type="number" min={0} step="any" value={delayMinutes} onChange={(event) => setDelayMinutes(event.target.value)} />
-          </label>
+          </Field>
           <button type="submit" disabled={save.isPending}>
             Save
           </button>
         </form>
-        <ErrorLine error={save.isError ? problemOf(save.error).message : undefined} />
+        <FormProblem problem={problem} fields={["country", "recovery_delay_seconds"]} />
       </td>
       <td>
         {store.paused ? <span className="badge paused">paused</span> : <span className="badge">active</span>}{" "}
@@ -89,19 +88,17 @@ function AddStore() {
           create.mutate();
         }}
       >
-        <label>
-          Name
+        <Field label="Name" error={problem?.fields.name}>
           <input required maxLength={255} value={name} onChange={(event) => setName(event.target.value)} />
-        </label>
-        <label>
-          Phone country
+        </Field>
+        <Field label="Phone country" error={problem?.fields.country}>
           <input value={country} maxLength={2} size={3} placeholder="US" onChange={(event) => setCountry(event.target.value)} />
-        </label>
+        </Field>
         <button type="submit" disabled={create.isPending}>
           Add store
         </button>
       </form>
-      <ErrorLine error={problem ? [problem.message, ...Object.entries(problem.fields).map(([field, message]) => `${field}: ${message}`)].join(" · ") : undefined} />
+      <FormProblem problem={problem} fields={["name", "country"]} />
     </>
   );
 }

@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import { CopyButton, ErrorLine, Time } from "../components/ui.js";
+import { CopyButton, ErrorLine, Field, FormProblem, Time } from "../components/ui.js";
 import { problemOf, trpc } from "../trpc.js";
 
 export function Team() {
@@ -17,6 +17,7 @@ export function Team() {
     mutationFn: (memberId: number) => trpc.team.remove.mutate({ member_id: memberId }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ["team"] }),
   });
+  const inviteProblem = invite.isError ? problemOf(invite.error) : undefined;
   const submit = (event: FormEvent) => {
     event.preventDefault();
     invite.mutate();
@@ -62,21 +63,21 @@ export function Team() {
       <ErrorLine error={remove.isError ? problemOf(remove.error).message : undefined} />
       <h2>Invite a member</h2>
       <form className="inline" onSubmit={submit}>
-        <label>
-          E-mail
+        <Field label="E-mail" error={inviteProblem?.fields.email}>
           <input type="email" required value={email} onChange={(event) => setEmail(event.target.value)} />
-        </label>
+        </Field>
         <button type="submit" disabled={invite.isPending}>
           Create invitation link
         </button>
       </form>
-      <ErrorLine error={invite.isError ? problemOf(invite.error).message : undefined} />
+      <FormProblem problem={inviteProblem} fields={["email"]} />
       {link && (
         <div className="secret">
           <code>{link.url}</code>
           <CopyButton text={link.url} />
           <p className="muted">
-            Send this link to {link.email}; it works once, until <Time value={link.expires_at} />.
+            Send this link to {link.email}; it works once, until <Time value={link.expires_at} />. A person who has an account already signs in
+            to accept; a new person chooses a password.
           </p>
         </div>
       )}
