@@ -120,6 +120,14 @@ describe.runIf(browserAvailable())("the web console in Chromium", () => {
     await expect.poll(() => page.getByRole("row", { name: new RegExp(requestId) }).textContent(), { timeout: 2_000, interval: 100 }).toMatch(/401.*Invalid API key/);
     await shot(page, "07-request-log");
 
+    // Each change to the key is in the audit log, by the member who made it.
+    await page.getByRole("link", { name: "Audit log" }).click();
+    await page.getByRole("cell", { name: "key.deleted" }).waitFor();
+    const audit = await page.getByRole("row").allTextContents();
+    for (const action of ["member.joined", "key.created", "key.rolled", "key.deleted"]) {
+      expect(audit.some((entry) => entry.includes(`owner@acme.example${action}shop backend`) || (action === "member.joined" && entry.includes(`owner@acme.example${action}`)))).toBe(true);
+    }
+
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.waitForURL("**/sign-in");
     await page.goto(`${url}/settings/api-keys`);
@@ -219,7 +227,27 @@ describe.runIf(browserAvailable())("the web console in Chromium", () => {
     expect(await page.content()).not.toContain("Delta shop");
     await bob.goto(`${url}/team`);
     await bob.getByRole("cell", { name: /ada@gamma\.example/ }).waitFor();
-    await Promise.all([page.close(), bob.close()]);
+
+    // The other invitation revoked: its link is refused.
+    bob.once("dialog", (dialog) => void dialog.accept());
+    await bob.getByRole("button", { name: "Revoke the invitation of nobody@delta.example" }).click();
+    await bob.getByText("No pending invitations.").waitFor();
+    const revoked = await browser.newPage();
+    await revoked.goto(withoutAccount.link);
+    await revoked.getByText("This invitation link is invalid, already used or expired").waitFor();
+    // Each of these changes is in Delta's audit log, by whom.
+    await bob.getByRole("link", { name: "Audit log" }).click();
+    await bob.getByRole("cell", { name: "invitation.revoked" }).waitFor();
+    const entries = await bob.getByRole("row").allTextContents();
+    for (const [action, actor, target] of [
+      ["member.invited", "bob@delta.example", "ada@gamma.example"],
+      ["member.invited", "bob@delta.example", "nobody@delta.example"],
+      ["member.joined", "ada@gamma.example", "ada@gamma.example"],
+      ["invitation.revoked", "bob@delta.example", "nobody@delta.example"],
+    ]) {
+      expect(entries.some((entry) => entry.includes(`${actor}${action}${target}`))).toBe(true);
+    }
+    await Promise.all([page.close(), bob.close(), revoked.close()]);
   });
 
   it("a member of another team can neither see nor delete this team's keys through the console's procedures", async () => {
