@@ -1,15 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import * as tenants from "../src/auth/tenant.service.js";
-import { startTestServer, type TestServer } from "./helpers.js";
+import { startTestServer, withTestServer, type TestServer, type TestTenant } from "./helpers.js";
 
 let server: TestServer;
-let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  tenant = await server.createTenant();
+let tenant: TestTenant;
+withTestServer((started, created) => {
+  server = started;
+  tenant = created;
 });
-afterAll(() => server?.close());
 
 const customersPath = (storeId: number | string) => `/api/v1/stores/${storeId}/customers`;
 const customer = (externalId: string) => ({ external_id: externalId, phone: "+14155552671" });

@@ -6,9 +6,9 @@ import { CompiledQuery, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as tenants from "../src/auth/tenant.service.js";
 import { pino } from "pino";
-import { cancelRecoveriesForOrderRows, cancelRecoveriesForWrittenOrders, checkoutRecoveryRows, contactSync, MOST_ORDERS_BY_ID, postPurchase } from "../src/automations/flows/index.js";
+import { cancelRecoveriesForOrderRows, cancelRecoveriesForWrittenOrders, cancelRecoveriesOfLeftCheckouts, MOST_ORDERS_BY_ID, postPurchase } from "../src/automations/flows/index.js";
 import { findCustomersForSync, lockRecipientContacts } from "../src/automations/flows/flow.repository.js";
-import { claimJobs, dueJobsToLock, enqueueJobs, lockDueJobs } from "../src/automations/jobs.repository.js";
+import { claimJobs, dueJobsToLock, lockDueJobs } from "../src/automations/jobs.repository.js";
 import { recordingProvider, webhookProvider, type MessagingProvider } from "../src/automations/providers.js";
 import { runDueJobs, runJob } from "../src/automations/worker.js";
 import { retries } from "../src/db/index.js";
@@ -422,8 +422,7 @@ describe("erased customers", () => {
     const body = order(phone);
     await push("orders", body, tenant, { "X-Backfill": "true" });
     const stored = await server.db.selectFrom("orders").select(["id", "customer_id"]).where("store_id", "=", tenant.store.id).where("external_id", "=", body.external_id).executeTakeFirstOrThrow();
-    const job = postPurchase.job({ store_id: tenant.store.id, dedupe_key: uid("moved"), record_id: stored.id, record_external_id: body.external_id, customer_id: stored.customer_id }, {});
-    const due = { id: 0, store_id: job.store_id, flow: job.flow, record_type: job.record_type, record_id: job.record_id, customer_id: job.customer_id, payload: job.payload ?? {}, attempts: 0 };
+    const due = { id: 0, store_id: tenant.store.id, flow: "post_purchase" as const, record_type: "order" as const, record_id: stored.id, customer_id: stored.customer_id, payload: {}, attempts: 0 };
     await server.db.transaction().execute(async (trx) => {
       // As if the order's customer changed between the run's lock of contacts and its read: the contact it needs is not held.
       expect(await postPurchase.decideMany(trx, [due], new Set())).toEqual([undefined]);
@@ -440,12 +439,20 @@ describe("erased customers", () => {
     await push("customers", { phone, first_name: "Held" }, tenant, { "X-Backfill": "true" });
     const customer = await server.db.selectFrom("customers").select(["id", "profile_version"]).where("external_id", "=", phone).executeTakeFirstOrThrow();
     // Its sync, due in a moment: held by a worker's transaction meanwhile.
-    await enqueueJobs(server.db, [
-      contactSync.job(
-        { store_id: tenant.store.id, dedupe_key: uid("held-sync"), record_id: customer.id, record_external_id: phone, customer_id: customer.id, delaySeconds: 1 },
-        { profile_version: customer.profile_version },
-      ),
-    ]);
+    await server.db
+      .insertInto("automation_jobs")
+      .values({
+        store_id: tenant.store.id,
+        flow: "contact_sync",
+        dedupe_key: uid("held-sync"),
+        record_type: "customer",
+        record_id: customer.id,
+        record_external_id: phone,
+        customer_id: customer.id,
+        payload: JSON.stringify({ profile_version: customer.profile_version }),
+        run_at: sql<Date>`now() + interval '1 second'`,
+      })
+      .execute();
     const [job] = await jobsFor("contact_sync", phone);
     if (!job) throw new Error("no contact sync job");
     const worker = await server.db.startTransaction().execute();
@@ -1109,7 +1116,7 @@ describe("cancelling a checkout's recoveries", () => {
         // A checkout's push or PATCH: the checkout it wrote (CTE chk), whose recovery it cancels when it left abandoned.
         checkout: db
           .with("chk", (qc) => qc.selectFrom("checkouts").selectAll().where("store_id", "=", storeId).where("external_id", "=", "k-1500"))
-          .with("cancelled", (qc) => checkoutRecoveryRows.cancelled(qc))
+          .with("cancelled", (qc) => cancelRecoveriesOfLeftCheckouts(qc))
           .selectFrom("chk")
           .select("id")
           .compile(),

@@ -1,21 +1,22 @@
 import { pino } from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, refuseInserts, startTestServer, type TestServer } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { ADMIN_TOKEN, refuseInserts, startTestServer, type TestServer, uid, withTestServer, type TestTenant } from "./helpers.js";
 
 let server: TestServer;
-let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;
+let tenant: TestTenant;
 /** What the server logged at warn and above: a batch that could not be written set-based says so. */
 const warnings: string[] = [];
 const writtenOneByOne = () => warnings.filter((line) => line.includes("batch written item by item"));
 
-beforeAll(async () => {
-  server = await startTestServer({ logger: pino({ level: "warn" }, { write: (line: string) => warnings.push(line) }) });
-  tenant = await server.createTenant();
-});
-afterAll(() => server?.close());
+withTestServer(
+  (started, created) => {
+    server = started;
+    tenant = created;
+  },
+  { logger: pino({ level: "warn" }, { write: (line: string) => warnings.push(line) }) },
+);
 
 let seq = 0;
-const uid = (prefix: string) => `${prefix}-${Date.now()}-${++seq}`;
 const order = (id: string, extra: Record<string, unknown> = {}) => ({ external_id: id, placed_at: "2026-11-22T10:00:00Z", total_price: 10, customer: { phone: "+14155552671" }, ...extra });
 const batch = (resource: string, items: unknown, options: { key?: string; storeId?: number; headers?: Record<string, string> } = {}) =>
   server.request("POST", `/api/v1/stores/${options.storeId ?? tenant.store.id}/${resource}/batch`, { key: options.key ?? tenant.key, body: { items }, ...(options.headers ? { headers: options.headers } : {}) });

@@ -1,23 +1,24 @@
 import { sql } from "kysely";
 import { pino } from "pino";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, refuseInserts, startTestServer, type TestServer } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { ADMIN_TOKEN, refuseInserts, type TestServer, uid, withTestServer, type TestTenant } from "./helpers.js";
 
 // Single pushes to one store that arrive while earlier ones are being written
 // are written together; each must still be answered and stored as if alone.
 
 let server: TestServer;
-let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;
+let tenant: TestTenant;
 const warnings: string[] = [];
 
-beforeAll(async () => {
-  server = await startTestServer({ logger: pino({ level: "warn" }, { write: (line: string) => warnings.push(line) }) });
-  tenant = await server.createTenant();
-});
-afterAll(() => server?.close());
+withTestServer(
+  (started, created) => {
+    server = started;
+    tenant = created;
+  },
+  { logger: pino({ level: "warn" }, { write: (line: string) => warnings.push(line) }) },
+);
 
 let seq = 0;
-const uid = (prefix: string) => `${prefix}-${Date.now()}-${++seq}`;
 const phone = () => `+1415557${String(1000 + (seq++ % 9000)).slice(-4)}`;
 const order = (id: string, extra: Record<string, unknown> = {}) => ({ external_id: id, placed_at: "2026-11-22T10:00:00Z", total_price: 10, customer: { phone: phone() }, ...extra });
 const push = (resource: string, body: unknown) => server.request("POST", `/api/v1/stores/${tenant.store.id}/${resource}`, { key: tenant.key, body });

@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { startImportRunner, type ImportRunnerOptions } from "../src/imports/runner.js";
 import { sql } from "kysely";
+import { afterAll, beforeAll } from "vitest";
 import pg from "pg";
 import { AccessCache, startAccessSync } from "../src/auth/access-cache.js";
 import { createSignInLimiters, type AccountSettings, type SIGN_IN_LIMITS } from "../src/auth/member.service.js";
@@ -223,3 +224,22 @@ export async function refuseInserts(
     await sql.raw(`drop function ${name}()`).execute(db);
   };
 }
+
+export type TestTenant = Awaited<ReturnType<TestServer["createTenant"]>>;
+
+/**
+ * A test file's server and tenant: started before its tests, closed after
+ * them; `ready` receives both (the file keeps them in its own variables).
+ */
+export function withTestServer(ready: (server: TestServer, tenant: TestTenant) => void, options?: Parameters<typeof startTestServer>[0]): void {
+  let started: TestServer | undefined;
+  beforeAll(async () => {
+    started = await startTestServer(options);
+    ready(started, await started.createTenant());
+  });
+  afterAll(() => started?.close());
+}
+
+let unique = 0;
+/** A key no other test of the run uses. */
+export const uid = (prefix: string) => `${prefix}-${Date.now()}-${++unique}`;

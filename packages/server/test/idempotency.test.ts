@@ -1,18 +1,14 @@
 import { sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { withTestServer, type TestServer, type TestTenant, uid } from "./helpers.js";
 
 let server: TestServer;
-let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  tenant = await server.createTenant();
+let tenant: TestTenant;
+withTestServer((started, created) => {
+  server = started;
+  tenant = created;
 });
-afterAll(() => server?.close());
 
-let seq = 0;
-const uid = (prefix: string) => `${prefix}-${Date.now()}-${++seq}`;
 const order = (id: string) => ({ external_id: id, placed_at: "2026-11-22T10:00:00Z", total_price: 12.5, customer: { phone: "+14155552671" } });
 const post = (path: string, body: unknown, key: string, headers: Record<string, string> = {}) =>
   server.request("POST", `/api/v1/stores/${tenant.store.id}/${path}`, { key: tenant.key, body, headers: { "Idempotency-Key": key, ...headers } });

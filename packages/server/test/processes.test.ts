@@ -3,9 +3,12 @@ import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import { promisify } from "node:util";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { createTestDatabase, onceAcrossDatabases, testDb } from "./helpers.js";
-import { distFile, operator, startProcess, stopAll, tempDir, type Proc } from "./processes.js";
+import { distFile, operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "./processes.js";
+
+// Each test starts processes: on a busy machine that takes longer (see PROCESS_START_TIMEOUT_MS).
+vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 const run = promisify(execFile);
 const adminJs = distFile("admin.js");

@@ -16,6 +16,9 @@ export type Proc = { child: ChildProcess; url: string | undefined; output: () =>
  */
 const START_TIMEOUT_MS = Number(process.env.PROCESS_START_TIMEOUT_MS ?? 30_000);
 
+/** How long a test that starts processes may take: three starts' worth, so it scales with `PROCESS_START_TIMEOUT_MS` too. */
+export const PROCESS_TEST_TIMEOUT_MS = 3 * START_TIMEOUT_MS;
+
 /** Starts a built entry point as its own process; waits for the server's "listening" line or the worker's "worker started". */
 export async function startProcess(entry: "main.js" | "worker.js", env: Record<string, string>): Promise<Proc> {
   const child = spawn(process.execPath, [distFile(entry)], {

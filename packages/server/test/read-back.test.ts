@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { withTestServer, type TestServer, type TestTenant, uid } from "./helpers.js";
 
 let server: TestServer;
-let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  tenant = await server.createTenant();
+let tenant: TestTenant;
+withTestServer((started, created) => {
+  server = started;
+  tenant = created;
 });
-afterAll(() => server?.close());
 
-let seq = 0;
-const uid = (prefix: string) => `${prefix}-${Date.now()}-${++seq}`;
 const path = (resource: string, id: string) => `/api/v1/stores/${tenant.store.id}/${resource}/${encodeURIComponent(id)}`;
 const get = (resource: string, id: string, key: string | null = tenant.key) => server.request("GET", path(resource, id), { key });
 const push = (resource: string, body: unknown) => server.request("POST", `/api/v1/stores/${tenant.store.id}/${resource}`, { key: tenant.key, body });

@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestServer, type TestServer } from "./helpers.js";
+import { describe, expect, it } from "vitest";
+import { withTestServer, type TestServer, type TestTenant, uid } from "./helpers.js";
 
 let server: TestServer;
-let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  tenant = await server.createTenant();
+let tenant: TestTenant;
+withTestServer((started, created) => {
+  server = started;
+  tenant = created;
 });
-afterAll(() => server?.close());
 
-let seq = 0;
-const uid = (prefix: string) => `${prefix}-${Date.now()}-${++seq}`;
 const T1 = "2026-11-20T10:00:00Z";
 const T2 = "2026-11-21T10:00:00+02:00";
 const T3 = "2026-11-22T10:00:00Z";

@@ -3,9 +3,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { distFile, operator, startProcess, stopAll, tempDir, type Proc } from "../../server/test/processes.js";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { distFile, operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "../../server/test/processes.js";
 import { ARTIFACTS, browserAvailable, launch } from "./browser.js";
+
+// Each test starts processes: on a busy machine that takes longer (see PROCESS_START_TIMEOUT_MS).
+vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 const run = promisify(execFile);
 const ADMIN = "browser-test-admin-token-0123";

@@ -1,8 +1,11 @@
 import path from "node:path";
 import type { Browser } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { operator, startProcess, stopAll, tempDir, type Proc } from "../../server/test/processes.js";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "../../server/test/processes.js";
 import { ARTIFACTS, browserAvailable, launch } from "./browser.js";
+
+// Each test starts processes: on a busy machine that takes longer (see PROCESS_START_TIMEOUT_MS).
+vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 const ADMIN = "docs-test-admin-token-0123456789";
 const procs: Proc[] = [];

@@ -2,9 +2,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { operator, startProcess, stopAll, tempDir, type Proc } from "../../server/test/processes.js";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "../../server/test/processes.js";
 import { browserAvailable, launch } from "./browser.js";
+
+// Each test starts processes: on a busy machine that takes longer (see PROCESS_START_TIMEOUT_MS).
+vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 /**
  * Every page of the console at a desktop's width and a phone's: nothing

@@ -4,43 +4,13 @@ import { anyId, now } from "../db/sql.js";
 import { statement, type ValueOf } from "../db/statement.js";
 import type { Database, Executor, JobRow, JobStatus, MessageRow, RecordType, Trx } from "../db/types.js";
 
-export type NewJob = {
-  store_id: number;
-  flow: Flow;
-  dedupe_key: string;
-  record_type: RecordType;
-  record_id: number;
-  record_external_id: string;
-  customer_id: number | null;
-  payload?: Record<string, unknown>;
-  delaySeconds?: number;
-};
-
-/**
- * Records jobs, each unless one with its key exists: that key is what makes a
- * flow fire once. One statement of constant text for any number of jobs (each
- * column an array), so PostgreSQL plans it once per connection.
- */
-export async function enqueueJobs(db: Executor, jobs: NewJob[]): Promise<void> {
-  if (jobs.length === 0) return;
-  const column = <T>(pick: (job: NewJob) => T) => jobs.map(pick);
-  await sql`
-    insert into automation_jobs (store_id, flow, dedupe_key, record_type, record_id, record_external_id, customer_id, payload, run_at)
-    select store_id, flow, dedupe_key, record_type, record_id, record_external_id, customer_id, payload, now() + make_interval(secs => delay)
-    from unnest(
-      ${column((job) => job.store_id)}::bigint[], ${column((job) => job.flow)}::text[], ${column((job) => job.dedupe_key)}::text[],
-      ${column((job) => job.record_type)}::text[], ${column((job) => job.record_id)}::bigint[], ${column((job) => job.record_external_id)}::text[],
-      ${column((job) => job.customer_id)}::bigint[], ${column((job) => JSON.stringify(job.payload ?? {}))}::jsonb[], ${column((job) => job.delaySeconds ?? 0)}::float8[]
-    ) as job(store_id, flow, dedupe_key, record_type, record_id, record_external_id, customer_id, payload, delay)
-    on conflict (dedupe_key) do nothing`.execute(db);
-}
-
 /**
  * The jobs a write made in one statement calls for, chosen in SQL from the rows
  * it wrote: each of `rows` is a select of (store_id, flow, dedupe_key,
- * record_type, record_id, record_external_id, customer_id, payload, run_at), as the
- * flows' `...JobRows` give them. Recorded unless one with its key exists; a
- * statement's data-modifying CTE.
+ * record_type, record_id, record_external_id, customer_id, payload, run_at), as
+ * `withTriggers` builds them from the flows' triggers. Recorded unless one with
+ * its key exists (that key is what makes a flow fire once); a statement's
+ * data-modifying CTE.
  */
 export function insertJobRows<DB extends Database>(qc: QueryCreator<DB>, rows: ReadonlyArray<RawBuilder<unknown>>) {
   // Any statement's CTEs, over the tables every statement has.

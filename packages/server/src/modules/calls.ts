@@ -1,5 +1,5 @@
 import type { StoreContext } from "../auth/store-context.js";
-import type { TriggerOptions } from "../automations/flows/index.js";
+import type { TriggerOptions } from "../automations/triggers.js";
 import type { Db } from "../db/types.js";
 
 /** What an upsert came to: `stale` when the write was older than the stored record (by `source_updated_at`) and changed nothing. */

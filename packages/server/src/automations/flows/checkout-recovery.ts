@@ -1,9 +1,9 @@
 import { sql, type QueryCreator, type RawBuilder } from "kysely";
 import { z } from "zod";
-import type { CheckoutRow, Database, Executor } from "../../db/types.js";
+import type { Database } from "../../db/types.js";
 import { formatMoney } from "../../money.js";
-import { cancelPendingJobs, cancelPendingRecoveries, type NewJob } from "../jobs.repository.js";
-import { defineFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
+import { cancelPendingRecoveries } from "../jobs.repository.js";
+import { defineFlow, ERASED, recipientOf, skip, type WriteShape } from "./flow.js";
 import { findCheckoutForRecovery, findCheckoutsForRecovery } from "./flow.repository.js";
 
 const ORDERED = "the customer placed an order after abandoning the checkout";
@@ -18,6 +18,18 @@ export const checkoutRecovery = defineFlow({
   recordType: "checkout",
   /** Which abandonment of the checkout this job is for: a later one supersedes it. */
   payload: z.object({ abandonment: z.number().int().positive() }),
+  // When a write moved the checkout into `abandoned` (or created it so), never for an abandoned checkout it merely
+  // touched: once per abandonment, after the store's delay.
+  trigger: {
+    on: "chk",
+    when: sql<boolean>`w.status = 'abandoned' and w.entered_abandoned`,
+    oncePer: sql`w.abandonment_count`,
+    customerId: sql<number>`w.customer_id`,
+    payload: sql`jsonb_build_object('abandonment', w.abandonment_count)`,
+    afterRecoveryDelay: true,
+  },
+  // Cancelled when the checkout leaves `abandoned`, and when its customer (by contact) places an order after it.
+  cancels: { chk: cancelRecoveriesOfLeftCheckouts, ord: cancelRecoveriesForOrders },
   // Locked for update, as a push writing the checkout or its customer locks them: a recovery never decides on
   // what a push under way is changing. Run together, the checkouts pushes hold are left to their jobs run alone.
   load: findCheckoutsForRecovery,
@@ -40,34 +52,6 @@ export const checkoutRecovery = defineFlow({
     };
   },
 });
-
-/**
- * Fires when a write moved the checkout into `abandoned` (or created it so),
- * never for an abandoned checkout it merely touched. A checkout that left
- * `abandoned` has its pending recovery cancelled at once, backfill or not.
- * Any number of checkouts in one statement per state they left for.
- */
-export async function checkoutRecoveryJobs(trx: Executor, store: TriggerStore, checkouts: readonly CheckoutRow[], options: TriggerOptions): Promise<NewJob[]> {
-  const left = new Map<string, number[]>();
-  for (const checkout of checkouts) if (checkout.status !== "abandoned") left.set(checkout.status, [...(left.get(checkout.status) ?? []), checkout.id]);
-  for (const [status, ids] of left) await cancelPendingJobs(trx, { flow: "checkout_recovery", record_type: "checkout", record_ids: ids }, `the checkout became ${status}`);
-  if (options.backfill) return [];
-  return checkouts
-    .filter((checkout) => checkout.status === "abandoned" && checkout.entered_abandoned)
-    .map((checkout) =>
-      checkoutRecovery.job(
-        {
-          store_id: store.id,
-          dedupe_key: `checkout_recovery:${checkout.id}:${checkout.abandonment_count}`,
-          record_id: checkout.id,
-          record_external_id: checkout.external_id,
-          customer_id: checkout.customer_id,
-          delaySeconds: store.recoveryDelaySeconds,
-        },
-        { abandonment: checkout.abandonment_count },
-      ),
-    );
-}
 
 /**
  * Any order cancels the pending recoveries of checkouts its customer abandoned
@@ -167,21 +151,21 @@ export function cancelRecoveriesForOrdersWithCustomers<DB extends Database>(qc: 
 }
 
 /**
- * `checkoutRecoveryJobs` for a checkout written in one statement, from the
- * checkouts it wrote (its `chk` CTE): the recovery each schedules, after the
- * store's delay, chosen in SQL (`jobs`), and the pending recovery it cancels
- * when the checkout left `abandoned`, as a CTE (`cancelled`).
+ * A checkout that left `abandoned` has its pending recovery cancelled at
+ * once, backfill or not: from the checkouts a statement wrote (its `chk` CTE),
+ * each job with its own checkout's state (a statement may write many).
  */
-export const checkoutRecoveryRows = {
-  jobs: (store: TriggerStore, options: TriggerOptions) =>
-    sql`select ${store.id}::bigint, 'checkout_recovery', 'checkout_recovery:' || k.id || ':' || k.abandonment_count, 'checkout', k.id, k.external_id, k.customer_id,
-        jsonb_build_object('abandonment', k.abandonment_count), now() + make_interval(secs => ${store.recoveryDelaySeconds})
-      from chk as k where k.status = 'abandoned' and k.entered_abandoned and not ${options.backfill}::boolean`,
-  cancelled: <DB extends Database>(qc: QueryCreator<DB>) =>
-    cancelPendingRecoveries(
-      qc,
-      sql<number>`(select id from chk where status <> 'abandoned')`,
-      // Each job's own checkout: a statement may write many.
-      sql<string>`'the checkout became ' || (select k.status from chk as k where k.id = automation_jobs.record_id)`,
-    ),
-};
+export function cancelRecoveriesOfLeftCheckouts<DB extends Database>(qc: QueryCreator<DB>) {
+  return cancelPendingRecoveries(
+    qc,
+    sql<number>`(select id from chk where status <> 'abandoned')`,
+    sql<string>`'the checkout became ' || (select k.status from chk as k where k.id = automation_jobs.record_id)`,
+  );
+}
+
+/** The cancellation an order's write makes, for how the statement wrote it (see the three above). */
+function cancelRecoveriesForOrders(qc: QueryCreator<Database>, write: WriteShape) {
+  const orders = write.orders ?? 1;
+  if (write.alone) return cancelRecoveriesForOrderRows(qc);
+  return write.tables.includes("customer") ? cancelRecoveriesForOrdersWithCustomers(qc, orders) : cancelRecoveriesForWrittenOrders(qc, orders);
+}

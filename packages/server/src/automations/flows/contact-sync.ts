@@ -1,6 +1,6 @@
-import { sql, type RawBuilder } from "kysely";
+import { sql } from "kysely";
 import { z } from "zod";
-import { defineFlow, ERASED, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
+import { defineFlow, ERASED, skip } from "./flow.js";
 import { findCustomersForSync, writeContactProfiles } from "./flow.repository.js";
 
 /** Keeps the messaging contact's profile (names, e-mail, locale, tags, lifetime value, orders) in step with the customer. */
@@ -9,6 +9,14 @@ export const contactSync = defineFlow({
   recordType: "customer",
   /** The profile version this job syncs: a later change supersedes it. */
   payload: z.object({ profile_version: z.number().int().positive() }),
+  // When the write created the customer or changed a synced field: once per profile version.
+  trigger: {
+    on: "customer",
+    when: sql<boolean>`w.profile_changed and w.external_id is not null`,
+    oncePer: sql`w.profile_version`,
+    customerId: sql<number>`w.id`,
+    payload: sql`jsonb_build_object('profile_version', w.profile_version)`,
+  },
   load: findCustomersForSync,
   decideFrom: (customer, payload) => {
     if (!customer || customer.deleted_at !== null || customer.contact_id === null) return skip(ERASED);
@@ -35,13 +43,3 @@ export const contactSync = defineFlow({
       sends.map(({ recipient, content: { profile } }) => ({ contactId: recipient.contact_id, customerId: recipient.id, profile })),
     ),
 });
-
-/**
- * Fires when the write created the customer or changed a synced field, once
- * per profile version: the jobs, chosen in SQL for a statement that writes
- * customers, from the customers it wrote (its `customer` CTE).
- */
-export function contactSyncJobRows(store: Pick<TriggerStore, "id">, options: TriggerOptions): RawBuilder<unknown> {
-  return sql`select ${store.id}::bigint, 'contact_sync', 'contact_sync:' || c.id || ':' || c.profile_version, 'customer', c.id, c.external_id, c.id, jsonb_build_object('profile_version', c.profile_version), now()
-    from customer as c where c.profile_changed and c.external_id is not null and not ${options.backfill}::boolean`;
-}

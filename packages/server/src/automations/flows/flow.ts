@@ -1,14 +1,47 @@
 import type { Flow, FlowContent } from "@commerce-ingest/shared";
+import type { QueryCreator, RawBuilder } from "kysely";
 import type { z } from "zod";
-import type { JobRow, RecordType, Trx } from "../../db/types.js";
+import type { Database, JobRow, RecordType, Trx } from "../../db/types.js";
 import { LockOrderConflict } from "../../db/transaction.js";
-import type { DueJob, NewJob } from "../jobs.repository.js";
+import type { cancelPendingRecoveries, DueJob } from "../jobs.repository.js";
 
 /** Whether a push is historical data: a backfill starts no flow. */
 export type TriggerOptions = { backfill: boolean };
 
-/** The store as triggers see it. */
-export type TriggerStore = { id: number; recoveryDelaySeconds: number };
+/** The store as triggers see it: its id, and the recovery delay for a write that can schedule a recovery. */
+export type TriggerStore = { id: number; recoveryDelaySeconds?: number };
+
+/**
+ * The rows a write statement wrote, each table's as a CTE the triggers read:
+ * `customer` (customers), `ord` (orders), `chk` (checkouts), `ship` (shipments).
+ */
+export type WrittenTable = "customer" | "ord" | "chk" | "ship";
+
+/** How a write statement wrote: the tables it wrote, how many orders, and whether it is one order's push alone. */
+export type WriteShape = { tables: readonly WrittenTable[]; orders?: number; alone?: boolean };
+
+/**
+ * What in a write fires a flow, declared once by the flow, in SQL over the
+ * rows the write wrote (the CTE `on`, read as `w`): the write statements of
+ * every entry (a push, pushes gathered, a batch, an import, a PATCH) add it
+ * through one registry (`automations/triggers.ts`).
+ */
+export type FlowTrigger = {
+  on: WrittenTable;
+  /** When a written row fires the flow (a backfill never does). */
+  when: RawBuilder<boolean>;
+  /** What makes each firing once: the job's key is the flow, the record's id and this (none: once per record). */
+  oncePer: RawBuilder<unknown> | null;
+  /** The customer the message goes to. */
+  customerId: RawBuilder<number>;
+  /** What the job records for its run (checked against the flow's payload schema when it runs). */
+  payload: RawBuilder<unknown>;
+  /** Runs after the store's recovery delay, not at once. */
+  afterRecoveryDelay?: boolean;
+};
+
+/** Pending jobs of a flow a write cancels, by the table written: a data-modifying CTE of the write's statement. */
+export type FlowCancellation = (qc: QueryCreator<Database>, write: WriteShape) => ReturnType<typeof cancelPendingRecoveries<Database>>;
 
 /** The customer a message goes to, as the flow found it. */
 export type Recipient = { id: number; contact_id: number; phone: string | null; first_name: string | null };
@@ -28,9 +61,6 @@ export function recipientOf(row: CustomerColumns): Recipient | undefined {
   return { id: row.customer_id, contact_id: row.contact_id, phone: row.phone, first_name: row.first_name };
 }
 
-/** A job of one flow as its trigger describes it; the definition adds the flow, record type and checked payload. */
-export type JobFields = Omit<NewJob, "flow" | "record_type" | "payload">;
-
 type Definition<F extends Flow, P extends z.ZodType, Row> = {
   flow: F;
   recordType: RecordType;
@@ -40,6 +70,10 @@ type Definition<F extends Flow, P extends z.ZodType, Row> = {
    * then `failed` with the reason) instead of being read as something else.
    */
   payload: P;
+  /** What in a write fires it (see `FlowTrigger`). */
+  trigger: FlowTrigger;
+  /** What in a write cancels its pending jobs, by the table written. */
+  cancels?: Partial<Record<WrittenTable, FlowCancellation>>;
   /**
    * Reads the records of many jobs in one statement, by record id, holding
    * nothing stronger than a key-share lock on their customers (so an erasure
@@ -69,9 +103,7 @@ type Definition<F extends Flow, P extends z.ZodType, Row> = {
   apply?: (trx: Trx, sends: ReadonlyArray<Extract<FlowDecision<F>, { send: true }>>) => Promise<void>;
 };
 
-export type FlowDefinition<F extends Flow = Flow, P extends z.ZodType = z.ZodType> = Pick<Definition<F, P, unknown>, "flow" | "recordType" | "payload"> & {
-  /** The job for one occasion of this flow, its payload checked against the schema. */
-  job(fields: JobFields, payload: z.input<P>): NewJob;
+export type FlowDefinition<F extends Flow = Flow, P extends z.ZodType = z.ZodType> = Pick<Definition<F, P, unknown>, "flow" | "recordType" | "payload" | "trigger" | "cancels"> & {
   /**
    * Decides a claimed job of this flow, alone in its transaction, which holds
    * the contacts `contacts` (see `lockRecipientContacts`). A message whose
@@ -98,12 +130,13 @@ const sending = <F extends Flow>(decision: FlowDecision<F> | undefined): decisio
  * `loadWaiting`).
  */
 export function defineFlow<F extends Flow, P extends z.ZodType, Row>(definition: Definition<F, P, Row>): FlowDefinition<F, P> {
-  const { flow, recordType, payload, load, loadWaiting, decideFrom, apply } = definition;
+  const { flow, recordType, payload, trigger, cancels, load, loadWaiting, decideFrom, apply } = definition;
   return {
     flow,
     recordType,
     payload,
-    job: (fields, input) => ({ ...fields, flow, record_type: recordType, payload: payload.parse(input) as Record<string, unknown> }),
+    trigger,
+    ...(cancels ? { cancels } : {}),
     async decide(trx, job, contacts) {
       // The payload is checked before anything is read.
       const checked = payload.parse(job.payload);

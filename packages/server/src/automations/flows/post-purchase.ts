@@ -1,8 +1,8 @@
-import { sql, type RawBuilder } from "kysely";
+import { sql } from "kysely";
 import { z } from "zod";
 import { formatMoney } from "../../money.js";
 import { formatTimestamp } from "../../time.js";
-import { defineFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
+import { defineFlow, ERASED, recipientOf, skip } from "./flow.js";
 import { findOrdersForMessage } from "./flow.repository.js";
 
 /** Thanks the customer for an order: once per order, when it is created. */
@@ -10,6 +10,8 @@ export const postPurchase = defineFlow({
   flow: "post_purchase",
   recordType: "order",
   payload: z.object({}),
+  // When the write created the order (an update never does): once per order.
+  trigger: { on: "ord", when: sql<boolean>`w.inserted`, oncePer: null, customerId: sql<number>`w.customer_id`, payload: sql`'{}'::jsonb` },
   load: findOrdersForMessage,
   decideFrom: (row) => {
     if (!row) return skip("the order no longer exists");
@@ -26,13 +28,3 @@ export const postPurchase = defineFlow({
     };
   },
 });
-
-/**
- * Fires when the write created the order (an update never does): the jobs,
- * chosen in SQL for a statement that writes orders, from the orders it wrote
- * (its `ord` CTE, with `inserted`).
- */
-export function postPurchaseJobRows(store: Pick<TriggerStore, "id">, options: TriggerOptions): RawBuilder<unknown> {
-  return sql`select ${store.id}::bigint, 'post_purchase', 'post_purchase:' || o.id, 'order', o.id, o.external_id, o.customer_id, '{}'::jsonb, now()
-    from ord as o where o.inserted and not ${options.backfill}::boolean`;
-}

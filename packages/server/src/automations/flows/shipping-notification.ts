@@ -1,8 +1,7 @@
 import { shipmentStatusSchema } from "@commerce-ingest/shared";
-import { sql, type RawBuilder } from "kysely";
+import { sql } from "kysely";
 import { z } from "zod";
-import type { ShipmentRow } from "../../db/types.js";
-import { defineFlow, ERASED, recipientOf, skip, type TriggerOptions, type TriggerStore } from "./flow.js";
+import { defineFlow, ERASED, recipientOf, skip } from "./flow.js";
 import { findShipmentsForMessage } from "./flow.repository.js";
 
 /** Tells the customer where their parcel is: once per (shipment, status). */
@@ -11,6 +10,15 @@ export const shippingNotification = defineFlow({
   recordType: "shipment",
   /** The status this job announces: a newer status supersedes it. */
   payload: z.object({ status: shipmentStatusSchema.nullable() }),
+  // When the write created the shipment or changed its status: going back to a status already announced finds
+  // its key taken, so once per (shipment, status). The message goes to the customer of the shipment's order.
+  trigger: {
+    on: "ship",
+    when: sql<boolean>`w.status_changed`,
+    oncePer: sql`coalesce(w.status, 'none')`,
+    customerId: sql<number>`(select o.customer_id from orders as o where o.id = w.order_id)`,
+    payload: sql`jsonb_build_object('status', w.status)`,
+  },
   load: findShipmentsForMessage,
   decideFrom: (row, payload) => {
     if (!row) return skip("the shipment no longer exists");
@@ -29,33 +37,3 @@ export const shippingNotification = defineFlow({
     };
   },
 });
-
-/**
- * Fires when this write created the shipment or changed its status. Going back
- * to a status already announced finds its key taken: once per (shipment, status).
- */
-export function shippingNotificationJobs(store: TriggerStore, shipment: ShipmentRow, customerId: number, options: TriggerOptions) {
-  if (options.backfill || !shipment.status_changed) return [];
-  return [
-    shippingNotification.job(
-      {
-        store_id: store.id,
-        dedupe_key: `shipping_notification:${shipment.id}:${shipment.status ?? "none"}`,
-        record_id: shipment.id,
-        record_external_id: shipment.external_id,
-        customer_id: customerId,
-      },
-      { status: shipment.status },
-    ),
-  ];
-}
-
-/**
- * The same jobs as `shippingNotificationJobs`, chosen in SQL for a statement
- * that writes shipments, from the shipments it wrote (its `ship` CTE) and their
- * orders (`ord`).
- */
-export function shippingNotificationJobRows(store: Pick<TriggerStore, "id">, options: TriggerOptions): RawBuilder<unknown> {
-  return sql`select ${store.id}::bigint, 'shipping_notification', 'shipping_notification:' || s.id || ':' || coalesce(s.status, 'none'), 'shipment', s.id, s.external_id, o.customer_id, jsonb_build_object('status', s.status), now()
-    from ship as s join ord as o on o.id = s.order_id where s.status_changed and not ${options.backfill}::boolean`;
-}

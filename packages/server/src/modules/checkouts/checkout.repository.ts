@@ -1,8 +1,6 @@
 import type { CheckoutStatus } from "@commerce-ingest/shared";
 import { sql, type Insertable } from "kysely";
-import { checkoutRecoveryRows } from "../../automations/flows/checkout-recovery.js";
-import { contactSyncJobRows } from "../../automations/flows/contact-sync.js";
-import { insertJobRows } from "../../automations/jobs.repository.js";
+import { withTriggers } from "../../automations/triggers.js";
 import { arrayColumns, carriedColumns, freshOrFail, linkedByKey, mergedColumns, notStale, notStaleFor, now, overTables, rowValues, unnestRows, wasInserted } from "../../db/sql.js";
 import { onlyRow, statement } from "../../db/statement.js";
 import { fieldsOf, withCustomers, type CustomersToWrite } from "../customers/customer.repository.js";
@@ -36,35 +34,45 @@ const checkoutTypes: Record<keyof CheckoutValues, string> = {
   line_items: "jsonb",
 };
 
+/** The checkouts one statement writes (their customers written by an earlier one), and their store's triggers. */
+export type CheckoutsToWrite = { storeId: number; checkouts: readonly CheckoutValues[]; backfill: boolean; recoveryDelaySeconds: number };
+
 /**
  * Inserts or updates these checkouts in one statement, their rows passed as
  * one array per column (`unnest`): the same statement text for any number of
  * checkouts. Every write carries the same fields (absent ones keep their
  * stored value) and its own key; keys are distinct. Nothing comes back for a
  * write older than the stored checkout. See `checkoutUpsert` for the status.
+ * The same statement records what the checkouts written trigger (see `withTriggers`).
  */
-export function upsertCheckouts(db: Executor, storeId: number, checkouts: readonly CheckoutValues[]) {
-  if (checkouts.length === 0) return Promise.resolve([]);
-  return upsertCheckoutsStatement(db, { storeId, checkouts });
+export function upsertCheckouts(db: Executor, push: CheckoutsToWrite) {
+  if (push.checkouts.length === 0) return Promise.resolve([]);
+  return upsertCheckoutsStatement(db, push);
 }
 
 /** `upsertCheckouts`' statement, built once per set of fields (see `statement`). */
 const upsertCheckoutsStatement = statement(
-  ({ checkouts }: { storeId: number; checkouts: readonly CheckoutValues[] }) => carriedColumns(checkouts).join(),
+  ({ checkouts }: CheckoutsToWrite) => carriedColumns(checkouts).join(),
   (db, value, { checkouts }) => {
     const columns = ["external_id", ...carriedColumns(checkouts)] as (keyof CheckoutValues)[];
-    return db
-      .insertInto("checkouts")
-      .columns(["store_id", "status", ...columns])
-      .expression(
-        unnestRows(
-          [sql`${value((args) => args.storeId)}::bigint`, sql`'abandoned'`],
-          arrayColumns(value, checkoutTypes, columns, (args) => args.checkouts),
-        ),
-      )
-      .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(checkoutMerge(carriedColumns(checkouts))).where(notStale("checkouts")))
-      .returningAll()
-      .returning(wasInserted.as("inserted"));
+    const store = { id: value((args) => args.storeId), recoveryDelaySeconds: value((args) => args.recoveryDelaySeconds) };
+    const written = db.with("chk", (qc) =>
+      overTables(qc)
+        .insertInto("checkouts")
+        .columns(["store_id", "status", ...columns])
+        .expression(
+          unnestRows(
+            [sql`${store.id}::bigint`, sql`'abandoned'`],
+            arrayColumns(value, checkoutTypes, columns, (args) => args.checkouts),
+          ),
+        )
+        .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(checkoutMerge(carriedColumns(checkouts))).where(notStale("checkouts")))
+        .returningAll()
+        .returning(wasInserted.as("inserted")),
+    );
+    return withTriggers(written, { tables: ["chk"] }, store, { backfill: value((args) => args.backfill) })
+      .selectFrom("chk")
+      .selectAll();
   },
 );
 
@@ -110,8 +118,7 @@ const upsertCheckoutsWithCustomersStatement = statement(
     const columns = ["external_id", ...carriedColumns(checkouts)] as (keyof CheckoutsWithCustomers["checkouts"][number])[];
     const store = { id: value((args) => args.storeId), recoveryDelaySeconds: value((args) => args.recoveryDelaySeconds) };
     const options = { backfill: value((args) => args.backfill) };
-    return withCustomers(db, value, fieldsOf(writes))
-      .with("chk", (qc) =>
+    const written = withCustomers(db, value, fieldsOf(writes)).with("chk", (qc) =>
         overTables(qc)
           .insertInto("checkouts")
           .columns(["store_id", "status", ...columns, "customer_id"])
@@ -125,9 +132,8 @@ const upsertCheckoutsWithCustomersStatement = statement(
           .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(checkoutMerge([...carriedColumns(checkouts), "customer_id"])).where(notStale("checkouts")))
           .returningAll()
           .returning(wasInserted.as("inserted")),
-      )
-      .with("cancelled", (qc) => checkoutRecoveryRows.cancelled(overTables(qc)))
-      .with("jobs", (qc) => insertJobRows(overTables(qc), [contactSyncJobRows(store, options), checkoutRecoveryRows.jobs(store, options)]))
+      );
+    return withTriggers(written, { tables: ["customer", "chk"] }, store, options)
       .selectFrom("chk")
       .selectAll();
   },
@@ -156,17 +162,15 @@ const upsertCheckoutAloneStatement = statement(
     const options = { backfill: value((args) => args.backfill) };
     const columns = Object.keys(checkout) as (keyof CheckoutAlone["checkout"])[];
     const row = rowValues(value, checkoutTypes, columns, (args) => args.checkout);
-    return withCustomers(db, value, fieldsOf(writes))
-      .with("chk", (qc) =>
+    const written = withCustomers(db, value, fieldsOf(writes)).with("chk", (qc) =>
         overTables(qc)
           .insertInto("checkouts")
           .values({ store_id: store.id, status: sql.lit("abandoned"), ...row, customer_id: sql<number>`(select id from customer)` } as Insertable<CheckoutTable>)
           .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(checkoutMerge([...columns.filter((column) => column !== "external_id"), "customer_id"])).where(notStale("checkouts")))
           .returningAll()
           .returning(wasInserted.as("inserted")),
-      )
-      .with("cancelled", (qc) => checkoutRecoveryRows.cancelled(overTables(qc)))
-      .with("jobs", (qc) => insertJobRows(overTables(qc), [contactSyncJobRows(store, options), checkoutRecoveryRows.jobs(store, options)]))
+      );
+    return withTriggers(written, { tables: ["customer", "chk"] }, store, options)
       .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
       .leftJoin("chk", (join) => join.onTrue())
       .selectAll("chk")
@@ -193,7 +197,7 @@ export type CheckoutPatchAlone = { storeId: number; externalId: string; changes:
  * Applies a PATCH to the checkout in one statement: the checkout (CTE `chk`),
  * the pending recovery it cancels when it left `abandoned`, and the recovery
  * it schedules when it entered `abandoned` (a new abandonment), as a push's
- * statement does (`checkoutRecoveryRows`). Nothing comes back, and nothing is
+ * statement does (see `withTriggers`). Nothing comes back, and nothing is
  * written, when there is no such checkout or the patch is older than it.
  * Built once per set of fields changed (see `statement`).
  */
@@ -211,8 +215,7 @@ const updateCheckoutStatement = statement(
     const set = rowValues(value, { ...checkoutTypes, status: "text" }, columns, (args) => args.changes);
     // Entering `abandoned` from another state is a new abandonment (the right-hand `status` is the stored one).
     const entering = columns.includes("status") ? sql<boolean>`(${value((args) => args.changes.status)}::text = 'abandoned' and status <> 'abandoned')` : sql<boolean>`false`;
-    return db
-      .with("chk", (qc) =>
+    const written = db.with("chk", (qc) =>
         overTables(qc)
           .updateTable("checkouts")
           .set({
@@ -225,9 +228,8 @@ const updateCheckoutStatement = statement(
           .where("external_id", "=", value((args) => args.externalId))
           .where(notStaleFor(columns.includes("source_updated_at") ? value((args) => args.changes.source_updated_at) : undefined))
           .returningAll(),
-      )
-      .with("cancelled", (qc) => checkoutRecoveryRows.cancelled(overTables(qc)))
-      .with("jobs", (qc) => insertJobRows(overTables(qc), [checkoutRecoveryRows.jobs(store, options)]))
+      );
+    return withTriggers(written, { tables: ["chk"] }, store, options)
       .selectFrom("chk")
       .selectAll();
   },

@@ -1,7 +1,6 @@
 import type { Checkout, CheckoutInput, CheckoutPatch, CheckoutRecord, Page } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/store-context.js";
-import { checkoutRecoveryJobs, type TriggerOptions } from "../../automations/flows/index.js";
-import { enqueueJobs } from "../../automations/jobs.repository.js";
+import type { TriggerOptions } from "../../automations/triggers.js";
 import { olderThanStored } from "../../db/sql.js";
 import { inStatement, inTransaction } from "../../db/transaction.js";
 import type { CheckoutRow, Db } from "../../db/types.js";
@@ -141,10 +140,10 @@ export async function upsertCheckouts(
     const written = new Map<string, CheckoutRow & { inserted: boolean }>();
     const writes = applied.map((input) => ({ ...checkoutFields(input), customer_id: customers.rowOf(input.customer).id }));
     for (const group of byShape(writes, (write) => write, (write) => write.external_id)) {
-      for (const row of await repo.upsertCheckouts(trx, store.id, group)) written.set(row.external_id, row);
+      const push = { storeId: store.id, checkouts: group, backfill: options.backfill, recoveryDelaySeconds: store.recoveryDelaySeconds };
+      for (const row of await repo.upsertCheckouts(trx, push)) written.set(row.external_id, row);
     }
     const stale = new Map((await repo.findCheckouts(trx, store.id, inputs.map((input) => input.external_id).filter((id) => !written.has(id)))).map((row) => [row.external_id, row]));
-    await enqueueJobs(trx, await checkoutRecoveryJobs(trx, store, [...written.values()], options));
     return inputs.map((input) => {
       const row = written.get(input.external_id);
       if (row) return { checkout: toCheckout(row), created: row.inserted, stale: false };

@@ -2,8 +2,7 @@ import { sql, type RawBuilder } from "kysely";
 import { onlyRow, statement, type ValueOf } from "../../db/statement.js";
 import type { Executor, Trx } from "../../db/types.js";
 import { arrayParameter, freshOrFail, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted } from "../../db/sql.js";
-import { contactSyncJobRows } from "../../automations/flows/contact-sync.js";
-import { insertJobRows } from "../../automations/jobs.repository.js";
+import { withTriggers } from "../../automations/triggers.js";
 import { inWindow, type PageWindow } from "../../db/pages.js";
 import { LockOrderConflict } from "../../db/transaction.js";
 
@@ -92,11 +91,9 @@ const upsertCustomerAloneStatement = statement(
       .select(freshOrFail(sql<boolean>`customer.id is not null`).as("fresh")),
 );
 
-/** `withCustomers` with the customers' contact syncs (CTE `jobs`), chosen in SQL from the written `customer`. */
+/** `withCustomers` with what the customers written trigger (see `withTriggers`). */
 function withCustomerSyncs<A extends CustomersToWrite & { backfill: boolean }>(db: Executor, value: ValueOf<A>, columns: readonly (keyof CustomerFields)[]) {
-  return withCustomers(db, value, columns).with("jobs", (qc) =>
-    insertJobRows(qc, [contactSyncJobRows({ id: value((args) => args.storeId) }, { backfill: value((args) => args.backfill) })]),
-  );
+  return withTriggers(withCustomers(db, value, columns), { tables: ["customer"] }, { id: value((args) => args.storeId) }, { backfill: value((args) => args.backfill) });
 }
 
 /**

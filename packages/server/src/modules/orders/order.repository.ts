@@ -1,9 +1,7 @@
 import { sql, type Insertable, type Selectable } from "kysely";
 import { arrayColumns, carriedColumns, freshOrFail, linkedByKey, mergedColumns, notStale, notStaleFor, now, overTables, rowValues, unnestRows, wasInserted } from "../../db/sql.js";
-import { cancelRecoveriesForOrderRows, cancelRecoveriesForOrdersWithCustomers, cancelRecoveriesForWrittenOrders, MOST_ORDERS_BY_ID } from "../../automations/flows/checkout-recovery.js";
-import { contactSyncJobRows } from "../../automations/flows/contact-sync.js";
-import { postPurchaseJobRows } from "../../automations/flows/post-purchase.js";
-import { insertJobRows } from "../../automations/jobs.repository.js";
+import { MOST_ORDERS_BY_ID } from "../../automations/flows/checkout-recovery.js";
+import { withTriggers } from "../../automations/triggers.js";
 import { fieldsOf, withCustomers, type CustomersToWrite } from "../customers/customer.repository.js";
 import { inWindow, type PageWindow } from "../../db/pages.js";
 import { onlyRow, statement } from "../../db/statement.js";
@@ -70,8 +68,7 @@ const upsertOrdersStatement = statement(
   (db, value, { orders }) => {
     const columns = ["external_id", ...carriedColumns(orders)] as (keyof OrderValues)[];
     const storeId = value((args) => args.storeId);
-    return db
-      .with("ord", (qc) =>
+    const written = db.with("ord", (qc) =>
         overTables(qc)
           .insertInto("orders")
           .columns(["store_id", ...columns])
@@ -84,9 +81,8 @@ const upsertOrdersStatement = statement(
           .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(mergedColumns("orders", carriedColumns(orders))).where(notStale("orders")))
           .returning(WRITTEN_ORDER)
           .returning(wasInserted.as("inserted")),
-      )
-      .with("cancelled", (qc) => cancelRecoveriesForWrittenOrders(overTables(qc), orders.length))
-      .with("jobs", (qc) => insertJobRows(overTables(qc), [postPurchaseJobRows({ id: storeId }, { backfill: value((args) => args.backfill) })]))
+      );
+    return withTriggers(written, { tables: ["ord"], orders: orders.length }, { id: storeId }, { backfill: value((args) => args.backfill) })
       .selectFrom("ord")
       .select([...WRITTEN_ORDER, "inserted"]);
   },
@@ -114,8 +110,7 @@ const upsertOrdersWithCustomersStatement = statement(
     const columns = ["external_id", ...carriedColumns(orders)] as (keyof OrdersWithCustomers["orders"][number])[];
     const store = { id: value((args) => args.storeId) };
     const options = { backfill: value((args) => args.backfill) };
-    return withCustomers(db, value, fieldsOf(writes))
-      .with("ord", (qc) =>
+    const written = withCustomers(db, value, fieldsOf(writes)).with("ord", (qc) =>
         overTables(qc)
           .insertInto("orders")
           .columns(["store_id", ...columns, "customer_id"])
@@ -129,9 +124,8 @@ const upsertOrdersWithCustomersStatement = statement(
           .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(mergedColumns("orders", [...carriedColumns(orders), "customer_id"])).where(notStale("orders")))
           .returning(WRITTEN_ORDER)
           .returning(wasInserted.as("inserted")),
-      )
-      .with("cancelled", (qc) => cancelRecoveriesForOrdersWithCustomers(overTables(qc), orders.length))
-      .with("jobs", (qc) => insertJobRows(overTables(qc), [contactSyncJobRows(store, options), postPurchaseJobRows(store, options)]))
+      );
+    return withTriggers(written, { tables: ["customer", "ord"], orders: orders.length }, store, options)
       .selectFrom("ord")
       .select([...WRITTEN_ORDER, "inserted"]);
   },
@@ -159,17 +153,15 @@ const upsertOrderAloneStatement = statement(
     const trigger = { store: { id: value((args) => args.storeId) }, options: { backfill: value((args) => args.backfill) } };
     const columns = Object.keys(order) as (keyof OrderAlone["order"])[];
     const row = rowValues(value, orderTypes, columns, (args) => args.order);
-    return withCustomers(db, value, fieldsOf(writes))
-      .with("ord", (qc) =>
+    const written = withCustomers(db, value, fieldsOf(writes)).with("ord", (qc) =>
         overTables(qc)
           .insertInto("orders")
           .values({ store_id: value((args) => args.storeId), ...row, customer_id: sql<number>`(select id from customer)` } as Insertable<OrderTable>)
           .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(mergedColumns("orders", [...columns.filter((column) => column !== "external_id"), "customer_id"])).where(notStale("orders")))
           .returningAll()
           .returning(wasInserted.as("inserted")),
-      )
-      .with("cancelled", (qc) => cancelRecoveriesForOrderRows(overTables(qc)))
-      .with("jobs", (qc) => insertJobRows(overTables(qc), [contactSyncJobRows(trigger.store, trigger.options), postPurchaseJobRows(trigger.store, trigger.options)]))
+      );
+    return withTriggers(written, { tables: ["customer", "ord"], orders: 1, alone: true }, trigger.store, trigger.options)
       .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
       .leftJoin("ord", (join) => join.onTrue())
       .select(WRITTEN_ORDER.map((column) => `ord.${column}` as const))

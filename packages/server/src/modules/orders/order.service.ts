@@ -1,6 +1,6 @@
 import type { Order, OrderInput, OrderPatch, OrderRecord, Page } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../auth/store-context.js";
-import type { TriggerOptions } from "../../automations/flows/index.js";
+import type { TriggerOptions } from "../../automations/triggers.js";
 import { olderThanStored } from "../../db/sql.js";
 import { inStatement, inTransaction } from "../../db/transaction.js";
 import type { Db } from "../../db/types.js";

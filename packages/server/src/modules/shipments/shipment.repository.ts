@@ -1,7 +1,6 @@
 import type { ShipmentStatus } from "@commerce-ingest/shared";
 import { sql, type Insertable } from "kysely";
-import { shippingNotificationJobRows } from "../../automations/flows/shipping-notification.js";
-import { insertJobRows } from "../../automations/jobs.repository.js";
+import { withTriggers } from "../../automations/triggers.js";
 import { arrayColumns, carriedColumns, freshOrFail, linkedByKey, mergedColumns, notStale, overTables, rowValues, unnestRows, wasInserted } from "../../db/sql.js";
 import { onlyRow, statement, type ValueOf } from "../../db/statement.js";
 import type { Executor, ShipmentTable, Trx } from "../../db/types.js";
@@ -60,30 +59,32 @@ const shipmentTypes: Record<keyof ShipmentWrite, string> = {
  * shipments. Every write carries the same fields (absent ones keep their
  * stored value) and its own key; keys are distinct. Re-posting with another
  * order re-links; `status_changed` says whether the write changed the status.
- * Nothing comes back for a write older than the stored shipment.
+ * Nothing comes back for a write older than the stored shipment. The same
+ * statement records what the shipments written trigger (see `withTriggers`).
  */
-export function upsertShipments(db: Executor, storeId: number, shipments: readonly ShipmentWrite[]) {
-  if (shipments.length === 0) return Promise.resolve([]);
-  return upsertShipmentsStatement(db, { storeId, shipments });
+export function upsertShipments(db: Executor, push: { storeId: number; shipments: readonly ShipmentWrite[]; backfill: boolean }) {
+  if (push.shipments.length === 0) return Promise.resolve([]);
+  return upsertShipmentsStatement(db, push);
 }
 
 /** `upsertShipments`' statement, built once per set of fields (see `statement`). */
 const upsertShipmentsStatement = statement(
-  ({ shipments }: { storeId: number; shipments: readonly ShipmentWrite[] }) => carriedColumns(shipments).join(),
+  ({ shipments }: { storeId: number; shipments: readonly ShipmentWrite[]; backfill: boolean }) => carriedColumns(shipments).join(),
   (db, value, { shipments }) => {
     const columns = ["external_id", ...carriedColumns(shipments)] as (keyof ShipmentWrite)[];
-    return db
-      .insertInto("shipments")
-      .columns(["store_id", ...columns])
-      .expression(
-        unnestRows(
-          [sql`${value((args) => args.storeId)}::bigint`],
-          arrayColumns(value, shipmentTypes, columns, (args) => args.shipments),
-        ),
-      )
-      .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(shipmentMerge(carriedColumns(shipments))).where(notStale("shipments")))
-      .returningAll()
-      .returning(wasInserted.as("inserted"));
+    const storeId = value((args) => args.storeId);
+    const written = db.with("ship", (qc) =>
+      overTables(qc)
+        .insertInto("shipments")
+        .columns(["store_id", ...columns])
+        .expression(unnestRows([sql`${storeId}::bigint`], arrayColumns(value, shipmentTypes, columns, (args) => args.shipments)))
+        .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(shipmentMerge(carriedColumns(shipments))).where(notStale("shipments")))
+        .returningAll()
+        .returning(wasInserted.as("inserted")),
+    );
+    return withTriggers(written, { tables: ["ship"] }, { id: storeId }, { backfill: value((args) => args.backfill) })
+      .selectFrom("ship")
+      .selectAll();
   },
 );
 
@@ -115,7 +116,7 @@ const upsertShipmentsWithOrdersStatement = statement(
   (db, value, { shipments }) => {
     const columns = ["external_id", ...carriedColumns(shipments)] as (keyof ShipmentsToWrite["shipments"][number])[];
     const storeId = value((args) => args.storeId);
-    return db
+    const written = db
       .with("ord", (qc) =>
         qc
           .selectFrom("orders")
@@ -140,8 +141,8 @@ const upsertShipmentsWithOrdersStatement = statement(
           .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(shipmentMerge([...carriedColumns(shipments), "order_id"])).where(notStale("shipments")))
           .returningAll()
           .returning(wasInserted.as("inserted")),
-      )
-      .with("jobs", (qc) => insertJobRows(overTables(qc), [shippingNotificationJobRows({ id: storeId }, { backfill: value((args) => args.backfill) })]))
+      );
+    return withTriggers(written, { tables: ["ship"] }, { id: storeId }, { backfill: value((args) => args.backfill) })
       .selectFrom("ship")
       .selectAll();
   },
@@ -168,7 +169,7 @@ const upsertShipmentAloneStatement = statement(
     const columns = Object.keys(shipment) as (keyof ShipmentAlone["shipment"])[];
     const row = rowValues(value, shipmentTypes, columns, (args) => args.shipment);
     const storeId = value((args) => args.storeId);
-    return db
+    const written = db
       .with("ord", (qc) =>
         qc
           .selectFrom("orders")
@@ -185,8 +186,8 @@ const upsertShipmentAloneStatement = statement(
           .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(shipmentMerge([...columns.filter((column) => column !== "external_id"), "order_id"])).where(notStale("shipments")))
           .returningAll()
           .returning(wasInserted.as("inserted")),
-      )
-      .with("jobs", (qc) => insertJobRows(overTables(qc), [shippingNotificationJobRows({ id: storeId }, { backfill: value((args) => args.backfill) })]))
+      );
+    return withTriggers(written, { tables: ["ship"] }, { id: storeId }, { backfill: value((args) => args.backfill) })
       .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
       .leftJoin("ship", (join) => join.onTrue())
       .selectAll("ship")

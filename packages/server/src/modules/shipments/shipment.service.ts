@@ -2,8 +2,7 @@ import type { Page, Shipment, ShipmentInput, ShipmentRecord } from "@commerce-in
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import type { StoreContext } from "../../auth/store-context.js";
-import { shippingNotificationJobs, type TriggerOptions } from "../../automations/flows/index.js";
-import { enqueueJobs } from "../../automations/jobs.repository.js";
+import type { TriggerOptions } from "../../automations/triggers.js";
 import { isOrderMissingError } from "../../db/sql.js";
 import { inStatement, inTransaction } from "../../db/transaction.js";
 import type { Db, ShipmentRow } from "../../db/types.js";
@@ -137,16 +136,9 @@ export async function upsertShipments(
     const written = new Map<string, ShipmentRow & { inserted: boolean }>();
     const writes = linked.map(({ input, order }) => shipmentWrite(input, order.id));
     for (const group of byShape(writes, (write) => write, (write) => write.external_id)) {
-      for (const row of await repo.upsertShipments(trx, store.id, group)) written.set(row.external_id, row);
+      for (const row of await repo.upsertShipments(trx, { storeId: store.id, shipments: group, backfill: options.backfill })) written.set(row.external_id, row);
     }
     const stale = new Map((await repo.findShipments(trx, store.id, linked.map(({ input }) => input.external_id).filter((id) => !written.has(id)))).map((row) => [row.external_id, row]));
-    await enqueueJobs(
-      trx,
-      linked.flatMap(({ input, order }) => {
-        const row = written.get(input.external_id);
-        return row ? shippingNotificationJobs(store, row, order.customer_id, options) : [];
-      }),
-    );
     return inputs.map((input) => {
       if (!orders.has(input.order_external_id)) return orderNotFound();
       const row = written.get(input.external_id);
