@@ -7,9 +7,43 @@ import tseslint from "typescript-eslint";
 const transport = [
   { group: ["express", "express/*"], message: "HTTP lives in http/: services and automations take plain values." },
   { group: ["@trpc/*", "trpc-to-openapi"], message: "Procedures live in routers: services and automations never import tRPC." },
-  { group: ["**/http/*", "**/http/**"], message: "The HTTP layer calls services, never the other way round." },
+  { group: ["**/api/*", "**/api/**"], message: "The HTTP layer calls services, never the other way round." },
   { group: ["**/*.router.js", "**/trpc.js", "**/procedures.js"], message: "Routers call services, never the other way round." },
 ];
+
+/**
+ * The server's folders, top to bottom: a folder imports only from folders
+ * below it (and the root's own modules: errors, time, logger, trpc...). The
+ * composition root (app.ts, server.ts, router.ts, seed.ts) and the entry
+ * points (bin/, cli/) sit above them all.
+ */
+const LAYERS = [
+  ["api", "the HTTP adapter, OpenAPI, docs, the console's and the operator's endpoints"],
+  ["imports", "bulk imports"],
+  ["records", "the four resources and their one write path"],
+  ["accounts", "people who sign in, sessions, invitations, the audit log"],
+  ["requests", "idempotency and the request log"],
+  ["tenancy", "teams, stores, keys, the rate limit"],
+  ["automations", "flows, their triggers, jobs and the worker"],
+  ["db", "the database"],
+];
+const COMPOSITION = { group: ["**/app.js", "**/server.js", "**/router.js", "**/seed.js", "**/bin/**", "**/cli/**"], message: "The composition root and entry points put the layers together; no layer imports them." };
+const serviceBan = { group: ["**/*.service.js"], message: "Repositories hold SQL only; services call them, never the other way round." };
+
+/** For each folder, its imports of the folders above it are refused; its services and automations also refuse the transport, its repositories services. */
+function serverLayers() {
+  return LAYERS.flatMap(([folder], index) => {
+    const above = LAYERS.slice(0, index).map(([name, holds]) => ({ group: [`**/${name}/**`], message: `${folder}/ sits below ${name}/ (${holds}): import downwards only.` }));
+    const boundaries = [...above, COMPOSITION];
+    const files = (glob) => [`packages/server/src/${folder}/${glob}`];
+    const rule = (patterns) => ({ "no-restricted-imports": ["error", { patterns }] });
+    return [
+      { files: files("**/*.ts"), rules: rule(folder === "automations" ? [...boundaries, ...transport] : boundaries) },
+      { files: files("**/*.service.ts"), rules: rule([...boundaries, ...transport]) },
+      { files: files("**/*.repository.ts"), rules: rule([...boundaries, ...transport, serviceBan]) },
+    ].map((config) => ({ ...config, ignores: ["**/*.test.ts"] }));
+  });
+}
 
 export default tseslint.config(
   { ignores: ["**/dist/**", "**/node_modules/**", "**/*.js", "**/*.mjs", "**/*.cjs", ".data/**", "**/.data/**"] },
@@ -42,20 +76,7 @@ export default tseslint.config(
       "@typescript-eslint/no-unsafe-return": "off",
     },
   },
-  {
-    files: ["packages/server/src/modules/**/*.service.ts", "packages/server/src/automations/**/*.ts"],
-    ignores: ["**/*.test.ts"],
-    rules: { "no-restricted-imports": ["error", { patterns: transport }] },
-  },
-  {
-    files: ["packages/server/src/**/*.repository.ts"],
-    rules: {
-      "no-restricted-imports": [
-        "error",
-        { patterns: [...transport, { group: ["**/*.service.js"], message: "Repositories hold SQL only; services call them, never the other way round." }] },
-      ],
-    },
-  },
+  ...serverLayers(),
   {
     // Shared schemas run in the server, the SDK and any browser: no server, database or Node imports.
     files: ["packages/shared/src/**/*.ts"],

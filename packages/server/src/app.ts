@@ -1,21 +1,21 @@
 import { sql } from "kysely";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { createContextInner, type Context, type Services } from "./context.js";
-import { CONSOLE_API_PREFIX, createConsoleApi, createConsolePages } from "./console/console.http.js";
-import { createLiveView, LIVE_PREFIX } from "./console/live.js";
+import { CONSOLE_API_PREFIX, createConsoleApi, createConsolePages } from "./api/console/console.http.js";
+import { createLiveView, LIVE_PREFIX } from "./api/console/live.js";
 import { isDatabaseUnavailable } from "./db/index.js";
 import { appRouter } from "./router.js";
-import { createDocsRouter } from "./http/docs.js";
+import { createDocsRouter } from "./api/docs.js";
 import { errorForLog, pathForLog } from "./logger.js";
-import { refuseTooLarge, sendErrorCode } from "./http/errors.js";
-import { buildOpenApiDocument } from "./http/openapi.js";
-import { bearerToken, secretsEqual } from "./auth/api-key.js";
-import { isLocalAddress } from "./auth/auth.middleware.js";
-import { idempotencyRequestOf } from "./modules/requests/idempotency.js";
-import { createRestRouter } from "./http/rest.js";
-import { isUpload } from "./http/http-server.js";
-import type { Metrics } from "./http/metrics.js";
-import type { RequestLog } from "./modules/requests/request-log.service.js";
+import { refuseTooLarge, sendErrorCode } from "./api/errors.js";
+import { buildOpenApiDocument } from "./api/openapi.js";
+import { bearerToken, secretsEqual } from "./tenancy/api-key.js";
+import { isLocalAddress } from "./tenancy/auth.middleware.js";
+import { idempotencyRequestOf } from "./requests/idempotency.js";
+import { createRestRouter } from "./api/rest.js";
+import { isUpload } from "./api/http-server.js";
+import type { Metrics } from "./api/metrics.js";
+import type { RequestLog } from "./requests/request-log.service.js";
 
 export type AppOptions = { bodyLimitBytes: number; /** REST requests answer 503 past this. */ requestDeadlineMs?: number; /** The built web console; its pages are served when it exists. */ consoleDir?: string | undefined };
 

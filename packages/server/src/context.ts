@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
-import type { AccountSettings, SignInLimiters } from "./auth/member.service.js";
-import type { AccessCache } from "./auth/access-cache.js";
-import type { RateLimiter } from "./auth/rate-limit.js";
+import type { AccountSettings, SignInLimiters } from "./accounts/member.service.js";
+import type { AccessCache } from "./tenancy/access-cache.js";
+import type { RateLimiter } from "./tenancy/rate-limit.js";
 import type { Db } from "./db/types.js";
 import type { AppError } from "./errors.js";
 import type { Logger } from "./logger.js";

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import type { WorkerOptions } from "./automations/worker.js";
 import type { ImportRunnerOptions } from "./imports/runner.js";
-import type { ConnectionLimits } from "./http/http-server.js";
+import type { ConnectionLimits } from "./api/http-server.js";
 
 /**
  * The only module that reads `process.env`. Everything the service can be told

@@ -1,9 +1,9 @@
-import { adminRouter } from "./auth/admin.router.js";
-import { checkoutRouter } from "./modules/checkouts/checkout.router.js";
-import { customerRouter } from "./modules/customers/customer.router.js";
-import { orderRouter } from "./modules/orders/order.router.js";
+import { adminRouter } from "./api/admin.router.js";
+import { checkoutRouter } from "./records/checkouts/checkout.router.js";
+import { customerRouter } from "./records/customers/customer.router.js";
+import { orderRouter } from "./records/orders/order.router.js";
 import { importRouter } from "./imports/import.router.js";
-import { shipmentRouter } from "./modules/shipments/shipment.router.js";
+import { shipmentRouter } from "./records/shipments/shipment.router.js";
 import { router } from "./trpc.js";
 
 export const appRouter = router({

@@ -1,9 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
-import * as tenants from "./auth/tenant.service.js";
-import { insertAccount, insertMember } from "./auth/member.repository.js";
-import { hashPassword } from "./auth/password.js";
-import { randomToken } from "./auth/tokens.js";
+import * as tenants from "./tenancy/tenant.service.js";
+import { insertAccount, insertMember } from "./accounts/member.repository.js";
+import { hashPassword } from "./accounts/password.js";
+import { randomToken } from "./tenancy/tokens.js";
 import { inTransaction } from "./db/transaction.js";
 import type { Db } from "./db/types.js";
 

@@ -1,19 +1,19 @@
 import type { AddressInfo } from "node:net";
-import { resolveAdminToken } from "./admin-token.js";
+import { resolveAdminToken } from "./tenancy/admin-token.js";
 import { providerFromEnv, startWorker, type Worker } from "./automations/index.js";
 import { startImportRunner } from "./imports/runner.js";
-import { createSignInLimiters, INVITATION_DAYS, type AccountSettings } from "./auth/member.service.js";
-import { AccessCache, startAccessSync } from "./auth/access-cache.js";
-import { AUTH_FAILURE_LIMIT, createLeasedRateLimiter, createRateLimiter } from "./auth/rate-limit.js";
-import { startRequestLog } from "./modules/requests/request-log.service.js";
+import { createSignInLimiters, INVITATION_DAYS, type AccountSettings } from "./accounts/member.service.js";
+import { AccessCache, startAccessSync } from "./tenancy/access-cache.js";
+import { AUTH_FAILURE_LIMIT, createLeasedRateLimiter, createRateLimiter } from "./tenancy/rate-limit.js";
+import { startRequestLog } from "./requests/request-log.service.js";
 import { openDatabase, type DatabaseHandle } from "./db/index.js";
 import { configureRetries } from "./db/transaction.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { startUpkeep } from "./db/upkeep.js";
 import type { Env } from "./env.js";
 import { createApp } from "./app.js";
-import { createHttpServer } from "./http/http-server.js";
-import { createMetrics } from "./http/metrics.js";
+import { createHttpServer } from "./api/http-server.js";
+import { createMetrics } from "./api/metrics.js";
 import type { Logger } from "./logger.js";
 import { demoBanner, seedDemo } from "./seed.js";
 

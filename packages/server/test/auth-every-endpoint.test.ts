@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import * as tenants from "../src/auth/tenant.service.js";
+import * as tenants from "../src/tenancy/tenant.service.js";
 import { withTestServer, type TestServer, type TestTenant } from "./helpers.js";
 
 type Operation = {

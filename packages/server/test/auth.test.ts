@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import * as tenants from "../src/auth/tenant.service.js";
+import * as tenants from "../src/tenancy/tenant.service.js";
 import { startTestServer, withTestServer, type TestServer, type TestTenant } from "./helpers.js";
 
 let server: TestServer;

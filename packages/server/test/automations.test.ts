@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import type { Flow } from "@commerce-ingest/shared";
 import { CompiledQuery, sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import * as tenants from "../src/auth/tenant.service.js";
+import * as tenants from "../src/tenancy/tenant.service.js";
 import { pino } from "pino";
 import { cancelRecoveriesForOrderRows, cancelRecoveriesForWrittenOrders, cancelRecoveriesOfLeftCheckouts, MOST_ORDERS_BY_ID, postPurchase } from "../src/automations/flows/index.js";
 import { findCustomersForSync, lockRecipientContacts } from "../src/automations/flows/flow.repository.js";
@@ -14,7 +14,7 @@ import { runDueJobs, runJob } from "../src/automations/worker.js";
 import { retries } from "../src/db/index.js";
 import { LockOrderConflict } from "../src/db/transaction.js";
 import type { Db } from "../src/db/types.js";
-import { failedInLastHour } from "../src/http/metrics.js";
+import { failedInLastHour } from "../src/api/metrics.js";
 import { ADMIN_TOKEN, createTestDatabase, FAST_WORKER, refuseInserts, startTestServer, testDb, type TestServer } from "./helpers.js";
 
 let server: TestServer;

@@ -1,5 +1,5 @@
 import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
-import type { ConsoleRouter } from "../src/console/console.router.js";
+import type { ConsoleRouter } from "../src/api/console/console.router.js";
 import { ADMIN_TOKEN, type TestServer } from "./helpers.js";
 
 /**

@@ -2,7 +2,7 @@ import net from "node:net";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isDatabaseUnavailable, isStalePlan } from "../src/db/index.js";
-import { isLocalAddress } from "../src/auth/auth.middleware.js";
+import { isLocalAddress } from "../src/tenancy/auth.middleware.js";
 import { ADMIN_TOKEN, onceAcrossDatabases, startTestServer, testDb, type TestServer } from "./helpers.js";
 
 let server: TestServer;

@@ -3,20 +3,20 @@ import { startImportRunner, type ImportRunnerOptions } from "../src/imports/runn
 import { sql } from "kysely";
 import { afterAll, beforeAll } from "vitest";
 import pg from "pg";
-import { AccessCache, startAccessSync } from "../src/auth/access-cache.js";
-import { createSignInLimiters, type AccountSettings, type SIGN_IN_LIMITS } from "../src/auth/member.service.js";
-import { createRateLimiter, type RateLimitOptions } from "../src/auth/rate-limit.js";
-import { startRequestLog } from "../src/modules/requests/request-log.service.js";
+import { AccessCache, startAccessSync } from "../src/tenancy/access-cache.js";
+import { createSignInLimiters, type AccountSettings, type SIGN_IN_LIMITS } from "../src/accounts/member.service.js";
+import { createRateLimiter, type RateLimitOptions } from "../src/tenancy/rate-limit.js";
+import { startRequestLog } from "../src/requests/request-log.service.js";
 import { recordingProvider, type MessagingProvider } from "../src/automations/providers.js";
 import { startWorker, type Worker, type WorkerOptions } from "../src/automations/worker.js";
-import * as tenants from "../src/auth/tenant.service.js";
+import * as tenants from "../src/tenancy/tenant.service.js";
 import { openDatabase, type DatabaseHandle } from "../src/db/index.js";
 import { migrateToLatest } from "../src/db/migrate.js";
 import { checkStatements } from "../src/db/statement.js";
 import type { Db } from "../src/db/types.js";
 import { createApp } from "../src/app.js";
-import { createHttpServer, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "../src/http/http-server.js";
-import { createMetrics } from "../src/http/metrics.js";
+import { createHttpServer, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "../src/api/http-server.js";
+import { createMetrics } from "../src/api/metrics.js";
 import { createLogger, type Logger } from "../src/logger.js";
 
 // Every statement compiled once per shape is checked, at every run of the suites, against the one its own values make.

@@ -1,7 +1,7 @@
 import { QueryClient } from "@tanstack/react-query";
 import { createTRPCClient, httpBatchLink, TRPCClientError } from "@trpc/client";
 // The server's own router type (a dev dependency): the console calls exactly its procedures.
-import type { ConsoleRouter } from "../../server/src/console/console.router.js";
+import type { ConsoleRouter } from "../../server/src/api/console/console.router.js";
 
 /** The console's typed client: the server's own procedures, through tRPC's HTTP handler. */
 export const trpc = createTRPCClient<ConsoleRouter>({

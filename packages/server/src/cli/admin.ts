@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import { parseArgs } from "node:util";
 import type { Activity } from "@commerce-ingest/shared";
-import { adminTokenFile } from "../admin-token.js";
+import { adminTokenFile } from "../tenancy/admin-token.js";
 import { loadCliEnv } from "../env.js";
 
 const USAGE = `Usage: pnpm admin <command>

@@ -1,8 +1,8 @@
 import type { z } from "zod";
-import type { StoreContext } from "../auth/store-context.js";
+import type { StoreContext } from "../tenancy/store-context.js";
 import { AppError } from "../errors.js";
-import { jsonObjectOf } from "../http/json-body.js";
-import { parseItem, refusal, type ParsedItem, type UpsertSpec } from "../modules/procedures.js";
+import { jsonObjectOf } from "../json-body.js";
+import { parseItem, refusal, type ParsedItem, type UpsertSpec } from "../records/procedures.js";
 import { linesOf } from "./upload.js";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });

@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import type { Executor } from "../../db/types.js";
+import type { Executor } from "../db/types.js";
 
 export type IdempotentRequest = { store_id: number; key: string; fingerprint: string; request_id: string };
 

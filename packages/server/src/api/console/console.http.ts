@@ -5,9 +5,9 @@ import { parseCookie } from "cookie";
 import compression from "compression";
 import express, { type Request, type Response } from "express";
 import { consoleRouter } from "./console.router.js";
-import { createContextInner, type ConsoleHttp, type Services } from "../context.js";
-import { AppError } from "../errors.js";
-import { errorForLog } from "../logger.js";
+import { createContextInner, type ConsoleHttp, type Services } from "../../context.js";
+import { AppError } from "../../errors.js";
+import { errorForLog } from "../../logger.js";
 
 export const CONSOLE_API_PREFIX = "/console/trpc";
 

@@ -1,10 +1,10 @@
 import { sql } from "kysely";
 import type pg from "pg";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { AccessCache } from "../auth/access-cache.js";
+import type { AccessCache } from "../tenancy/access-cache.js";
 import { retries } from "../db/prepared.js";
 import type { Db } from "../db/types.js";
-import { gathered } from "../modules/gathered.js";
+import { gathered } from "../records/gathered.js";
 
 /** Automations that ended failed in the last hour, by flow: read from the index of failed jobs, never every job. */
 export const failedInLastHour = sql<{ flow: string; n: number }>`

@@ -1,7 +1,7 @@
 import type { Request } from "express";
 import type { ErrorDetail } from "@commerce-ingest/shared";
-import { AppError } from "../errors.js";
-import { unstorableText } from "../text.js";
+import { AppError } from "./errors.js";
+import { unstorableText } from "./text.js";
 
 export const MAX_JSON_DEPTH = 32;
 

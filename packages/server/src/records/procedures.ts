@@ -1,9 +1,9 @@
 import { errorBodyOf, errorBodySchema, errorDetailSchema, LIMITS, listQuerySchema, type ErrorCode, type ErrorDetail, type ErrorWireCode, type Page } from "@commerce-ingest/shared";
 import { z } from "zod";
-import { authorize, refuseBodyProblem } from "../auth/auth.middleware.js";
+import { authorize, refuseBodyProblem } from "../tenancy/auth.middleware.js";
 import { baseProcedure } from "../trpc.js";
-import { runOnce } from "./requests/idempotency.js";
-import type { StoreContext } from "../auth/store-context.js";
+import { runOnce } from "../requests/idempotency.js";
+import type { StoreContext } from "../tenancy/store-context.js";
 import type { Context } from "../context.js";
 import { isDatabaseUnavailable } from "../db/index.js";
 import { inTransaction, isRetryable } from "../db/transaction.js";

@@ -1,12 +1,12 @@
 import { parseCookie } from "cookie";
 import express, { type Request, type Response } from "express";
-import type { Services } from "../context.js";
-import { findSession } from "../auth/member.service.js";
-import { getTeamStore } from "../auth/tenant.service.js";
-import { AppError } from "../errors.js";
-import { toErrorResponse } from "../error-response.js";
-import { errorForLog } from "../logger.js";
-import { toRequestEntry } from "../modules/requests/request-log.service.js";
+import type { Services } from "../../context.js";
+import { findSession } from "../../accounts/member.service.js";
+import { getTeamStore } from "../../tenancy/tenant.service.js";
+import { AppError } from "../../errors.js";
+import { toErrorResponse } from "../../error-response.js";
+import { errorForLog } from "../../logger.js";
+import { toRequestEntry } from "../../requests/request-log.service.js";
 import { SESSION_COOKIE } from "./console.procedure.js";
 
 /** Where the live view's stream is served: `/console/live/<store id>`. */

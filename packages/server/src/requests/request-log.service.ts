@@ -1,6 +1,6 @@
-import type { Db } from "../../db/types.js";
-import { errorForLog, type Logger } from "../../logger.js";
-import { formatTimestamp } from "../../time.js";
+import type { Db } from "../db/types.js";
+import { errorForLog, type Logger } from "../logger.js";
+import { formatTimestamp } from "../time.js";
 import { deleteExpiredKeys } from "./idempotency.repository.js";
 import * as repo from "./request-log.repository.js";
 

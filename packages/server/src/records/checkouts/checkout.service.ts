@@ -1,5 +1,5 @@
 import type { Checkout, CheckoutInput, CheckoutPatch, CheckoutRecord, Page } from "@commerce-ingest/shared";
-import type { StoreContext } from "../../auth/store-context.js";
+import type { StoreContext } from "../../tenancy/store-context.js";
 import type { TriggerOptions } from "../../automations/triggers.js";
 import { olderThanStored } from "../../db/sql.js";
 import { inStatement, inTransaction } from "../../db/transaction.js";

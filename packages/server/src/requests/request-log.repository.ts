@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import type { Insertable } from "kysely";
-import type { Executor, RequestLogTable } from "../../db/types.js";
+import type { Executor, RequestLogTable } from "../db/types.js";
 
 /** One API call as the log keeps it: the table's columns but its generated id. */
 export type RequestLogEntry = Omit<Insertable<RequestLogTable>, "id">;

@@ -1,7 +1,7 @@
 import type { Page, Shipment, ShipmentInput, ShipmentRecord } from "@commerce-ingest/shared";
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
-import type { StoreContext } from "../../auth/store-context.js";
+import type { StoreContext } from "../../tenancy/store-context.js";
 import type { TriggerOptions } from "../../automations/triggers.js";
 import { isOrderMissingError } from "../../db/sql.js";
 import { inStatement, inTransaction } from "../../db/transaction.js";

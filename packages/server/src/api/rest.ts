@@ -5,8 +5,8 @@ import type { Context } from "../context.js";
 import type { Meta, ProcedureContract } from "../trpc.js";
 import type { AppError } from "../errors.js";
 import { TRPCError } from "@trpc/server";
-import { ReplayedResponse } from "../modules/requests/idempotency.js";
-import { readJsonObject } from "./json-body.js";
+import { ReplayedResponse } from "../requests/idempotency.js";
+import { readJsonObject } from "../json-body.js";
 import { lingerAfterAnswer, sendError, sendErrorCode, toErrorResponse } from "./errors.js";
 
 type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";

@@ -6,8 +6,8 @@ import * as repo from "./member.repository.js";
 import { recordAudit } from "./audit.js";
 import { hashPassword, UNKNOWN_MEMBER_HASH, verifyPassword } from "./password.js";
 import type pg from "pg";
-import { createRateLimiter, type RateLimiter } from "./rate-limit.js";
-import { hashToken, randomToken } from "./tokens.js";
+import { createRateLimiter, type RateLimiter } from "../tenancy/rate-limit.js";
+import { hashToken, randomToken } from "../tenancy/tokens.js";
 
 export type AccountSettings = {
   /** Where the console is reached: invitation links start with it. */

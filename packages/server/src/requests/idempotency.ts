@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { AppError } from "../../errors.js";
-import { toErrorResponse } from "../../error-response.js";
-import type { Context, IdempotencyRequest } from "../../context.js";
+import { AppError } from "../errors.js";
+import { toErrorResponse } from "../error-response.js";
+import type { Context, IdempotencyRequest } from "../context.js";
 import * as repo from "./idempotency.repository.js";
 
 /** How long a first response is replayed, and when a claim whose request never finished may be taken over. */

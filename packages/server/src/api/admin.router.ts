@@ -12,10 +12,10 @@ import {
 import { z } from "zod";
 import { storeActivity } from "../automations/activity.js";
 import { router } from "../trpc.js";
-import { adminBodyProcedure, adminProcedure } from "./auth.middleware.js";
-import * as accounts from "./member.service.js";
-import * as tenants from "./tenant.service.js";
-import { OPERATOR, recordAudit } from "./audit.js";
+import { adminBodyProcedure, adminProcedure } from "../tenancy/auth.middleware.js";
+import * as accounts from "../accounts/member.service.js";
+import * as tenants from "../tenancy/tenant.service.js";
+import { OPERATOR, recordAudit } from "../accounts/audit.js";
 
 const invitationSchema = z.object({ team_id: z.number().int(), email: z.string(), url: z.string(), expires_at: z.string() });
 

@@ -1,8 +1,8 @@
 import { TRPCError, type TRPC_ERROR_CODE_KEY } from "@trpc/server";
-import { findSession } from "../auth/member.service.js";
-import { isDatabaseUnavailable } from "../db/index.js";
-import { AppError } from "../errors.js";
-import { baseProcedure, middleware } from "../trpc.js";
+import { findSession } from "../../accounts/member.service.js";
+import { isDatabaseUnavailable } from "../../db/index.js";
+import { AppError } from "../../errors.js";
+import { baseProcedure, middleware } from "../../trpc.js";
 
 export const SESSION_COOKIE = "console_session";
 

@@ -1,7 +1,7 @@
 import type { Customer, CustomerInput, CustomerListItem, CustomerRecord, Page } from "@commerce-ingest/shared";
 import { AppError } from "../../errors.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
-import type { StoreContext } from "../../auth/store-context.js";
+import type { StoreContext } from "../../tenancy/store-context.js";
 import { customerErased } from "../../automations/erasure.js";
 import type { TriggerOptions } from "../../automations/triggers.js";
 import type { CustomerRow, Db, Executor } from "../../db/types.js";
