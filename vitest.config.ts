@@ -22,7 +22,8 @@ export default defineConfig(async () => {
   // Said once, though every project re-reads this file.
   if (!process.env.INGEST_TEST_DATABASES_SAID) console.log(postgresUrl ? `Integration tests: embedded and PostgreSQL (${new URL(postgresUrl).host})` : "Integration tests: embedded only (no PostgreSQL found; set TEST_DATABASE_URL)");
   process.env.INGEST_TEST_DATABASES_SAID = "1";
-  const integration = ["packages/server/test/**/*.test.ts"];
+  // Integration tests (over HTTP, on a real database) sit beside what they test as `*.int.test.ts`; process tests in test/.
+  const integration = ["packages/server/src/**/*.int.test.ts", "packages/server/test/**/*.test.ts"];
   // Tests where the database does not matter run on one of them only: PostgreSQL when the run has it.
   const databases = postgresUrl ? "embedded,postgres" : "embedded";
   return {
@@ -32,7 +33,7 @@ export default defineConfig(async () => {
       testTimeout: 30_000,
       hookTimeout: 60_000,
       projects: [
-        { extends: true, test: { name: "unit", include: ["packages/*/src/**/*.test.ts"] } },
+        { extends: true, test: { name: "unit", include: ["packages/*/src/**/*.test.ts"], exclude: [...configDefaults.exclude, "**/*.int.test.ts"] } },
         {
           extends: true,
           test: {

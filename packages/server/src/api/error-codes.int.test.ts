@@ -1,7 +1,7 @@
 import net from "node:net";
 import { ERRORS, type ErrorCode } from "@commerce-ingest/shared";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, onceAcrossDatabases, refuseInserts, startTestServer, type TestServer } from "./helpers.js";
+import { ADMIN_TOKEN, onceAcrossDatabases, refuseInserts, startTestServer, type TestServer } from "../../test/helpers.js";
 
 /**
  * Every error path the service answers, walked once: each answer's body

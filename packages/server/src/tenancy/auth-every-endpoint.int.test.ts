@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import * as tenants from "../src/tenancy/tenant.service.js";
-import { withTestServer, type TestServer, type TestTenant } from "./helpers.js";
+import * as tenants from "./tenant.service.js";
+import { withTestServer, type TestServer, type TestTenant } from "../../test/helpers.js";
 
 type Operation = {
   parameters?: Array<{ name: string; in: string; required?: boolean; example?: unknown } | { $ref: string }>;

@@ -1,9 +1,9 @@
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { claimChunk, startQueued } from "../src/imports/import.repository.js";
-import { startImportRunner } from "../src/imports/runner.js";
-import { createLogger } from "../src/logger.js";
-import { startTestServer, type TestServer } from "./helpers.js";
+import { claimChunk, startQueued } from "./import.repository.js";
+import { startImportRunner } from "./runner.js";
+import { createLogger } from "../logger.js";
+import { startTestServer, type TestServer } from "../../test/helpers.js";
 
 let server: TestServer;
 let idle: TestServer;

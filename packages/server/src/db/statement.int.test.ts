@@ -1,8 +1,8 @@
 import { sql } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { DatabaseHandle } from "../src/db/index.js";
-import { checkStatements, statement, type ValueOf } from "../src/db/statement.js";
-import { createTestDatabase } from "./helpers.js";
+import type { DatabaseHandle } from "./index.js";
+import { checkStatements, statement, type ValueOf } from "./statement.js";
+import { createTestDatabase } from "../../test/helpers.js";
 
 type Tags = { storeId: number; tags: readonly string[]; upper: boolean };
 

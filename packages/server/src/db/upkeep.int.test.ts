@@ -1,10 +1,10 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DatabaseHandle } from "../src/db/index.js";
-import type { Db } from "../src/db/types.js";
-import { startUpkeep, upkeep, upkeepOf } from "../src/db/upkeep.js";
-import { createLogger } from "../src/logger.js";
-import { createTestDatabase, testDb } from "./helpers.js";
+import type { DatabaseHandle } from "./index.js";
+import type { Db } from "./types.js";
+import { startUpkeep, upkeep, upkeepOf } from "./upkeep.js";
+import { createLogger } from "../logger.js";
+import { createTestDatabase, testDb } from "../../test/helpers.js";
 
 describe("upkeepOf: autovacuum's rule", () => {
   it("vacuums past 50 dead rows plus a fifth of the rows, analyzes past 50 changed rows plus a tenth, and vacuums first", () => {

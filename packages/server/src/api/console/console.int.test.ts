@@ -4,8 +4,8 @@ import os from "node:os";
 import path from "node:path";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { consoleBrowser, failure, invite } from "./console.js";
-import { ADMIN_TOKEN, startTestServer, type TestServer } from "./helpers.js";
+import { consoleBrowser, failure, invite } from "../../../test/console.js";
+import { ADMIN_TOKEN, startTestServer, type TestServer } from "../../../test/helpers.js";
 
 let server: TestServer;
 let consoleDir: string;

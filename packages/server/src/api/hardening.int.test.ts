@@ -1,9 +1,9 @@
 import net from "node:net";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isDatabaseUnavailable, isStalePlan } from "../src/db/index.js";
-import { isLocalAddress } from "../src/tenancy/auth.middleware.js";
-import { ADMIN_TOKEN, onceAcrossDatabases, startTestServer, testDb, type TestServer } from "./helpers.js";
+import { isDatabaseUnavailable, isStalePlan } from "../db/index.js";
+import { isLocalAddress } from "../tenancy/auth.middleware.js";
+import { ADMIN_TOKEN, onceAcrossDatabases, startTestServer, testDb, type TestServer } from "../../test/helpers.js";
 
 let server: TestServer;
 let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { withTestServer, type TestServer, type TestTenant, uid } from "./helpers.js";
+import { withTestServer, type TestServer, type TestTenant, uid } from "../../test/helpers.js";
 
 let server: TestServer;
 let tenant: TestTenant;

@@ -3,10 +3,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { onceAcrossDatabases, startTestServer, type TestServer } from "./helpers.js";
+import { onceAcrossDatabases, startTestServer, type TestServer } from "../../test/helpers.js";
 
 const run = promisify(execFile);
-const serverDir = path.resolve(import.meta.dirname, "..");
+const serverDir = path.resolve(import.meta.dirname, "../..");
 const bin = (name: string) => path.join(serverDir, "node_modules", ".bin", name);
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "kysely";
-import { startTestServer, testDb, type TestServer } from "./helpers.js";
+import { startTestServer, testDb, type TestServer } from "../../test/helpers.js";
 
 let server: TestServer;
 

@@ -1,8 +1,8 @@
 import { validate } from "@readme/openapi-parser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase } from "../src/db/index.js";
+import { openDatabase } from "../db/index.js";
 import { pino } from "pino";
-import { refuseInserts, startTestServer, testDb, type TestServer } from "./helpers.js";
+import { refuseInserts, startTestServer, testDb, type TestServer } from "../../test/helpers.js";
 
 let server: TestServer;
 let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;

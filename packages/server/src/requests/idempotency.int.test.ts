@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
-import { withTestServer, type TestServer, type TestTenant, uid } from "./helpers.js";
+import { withTestServer, type TestServer, type TestTenant, uid } from "../../test/helpers.js";
 
 let server: TestServer;
 let tenant: TestTenant;

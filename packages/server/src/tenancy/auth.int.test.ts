@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import * as tenants from "../src/tenancy/tenant.service.js";
-import { startTestServer, withTestServer, type TestServer, type TestTenant } from "./helpers.js";
+import * as tenants from "./tenant.service.js";
+import { startTestServer, withTestServer, type TestServer, type TestTenant } from "../../test/helpers.js";
 
 let server: TestServer;
 let tenant: TestTenant;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createTestDatabase, onceAcrossDatabases, startTestServer, testDb } from "./helpers.js";
-import { operator, startProcess, startReceiver, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "./processes.js";
+import { createTestDatabase, onceAcrossDatabases, startTestServer, testDb } from "../../test/helpers.js";
+import { operator, startProcess, startReceiver, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "../../test/processes.js";
 
 // Each test starts processes: on a busy machine that takes longer (see PROCESS_START_TIMEOUT_MS).
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS });

@@ -1,6 +1,6 @@
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, refuseInserts, startTestServer, type TestServer, uid, withTestServer, type TestTenant } from "./helpers.js";
+import { ADMIN_TOKEN, refuseInserts, startTestServer, type TestServer, uid, withTestServer, type TestTenant } from "../../test/helpers.js";
 
 let server: TestServer;
 let tenant: TestTenant;

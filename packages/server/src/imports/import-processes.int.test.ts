@@ -1,7 +1,7 @@
 import { gzipSync } from "node:zlib";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { testDb } from "./helpers.js";
-import { operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "./processes.js";
+import { testDb } from "../../test/helpers.js";
+import { operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "../../test/processes.js";
 
 // Each test starts processes: on a busy machine that takes longer (see PROCESS_START_TIMEOUT_MS).
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS });

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, refuseInserts, type TestServer, uid, withTestServer, type TestTenant } from "./helpers.js";
+import { ADMIN_TOKEN, refuseInserts, type TestServer, uid, withTestServer, type TestTenant } from "../../test/helpers.js";
 
 // Single pushes to one store that arrive while earlier ones are being written
 // are written together; each must still be answered and stored as if alone.
