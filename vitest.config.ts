@@ -31,7 +31,8 @@ export default defineConfig(async () => {
       pool: "forks",
       maxWorkers: 2,
       testTimeout: 30_000,
-      hookTimeout: 60_000,
+      // Setup starts servers and processes: a deadline for a busy machine, not a measure.
+      hookTimeout: 300_000,
       projects: [
         { extends: true, test: { name: "unit", include: ["packages/*/src/**/*.test.ts"], exclude: [...configDefaults.exclude, "**/*.int.test.ts"] } },
         {

@@ -5,10 +5,10 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { createTestDatabase, onceAcrossDatabases, testDb } from "./helpers.js";
-import { distFile, operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "./processes.js";
+import { distFile, operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS, START_TIMEOUT_MS } from "./processes.js";
 
 // Each test starts processes: on a busy machine that takes longer (see PROCESS_START_TIMEOUT_MS).
-vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS });
+vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 const run = promisify(execFile);
 const adminJs = distFile("admin.js");
@@ -92,7 +92,7 @@ describe.runIf(testDb === "embedded")("logs", () => {
     let out = "";
     child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
     try {
-      await expect.poll(() => out, { timeout: 30_000 }).toContain("listening");
+      await expect.poll(() => out, { timeout: START_TIMEOUT_MS }).toContain("listening");
       const line = out.split("\n").find((text) => text.includes("listening")) ?? "";
       // "[09:30:05.123] INFO: listening {"url":...}", in colour: no JSON object per line.
       const plain = line.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g"), "");
@@ -118,7 +118,7 @@ describe.runIf(testDb === "postgres")("CLUSTER_WORKERS", () => {
           }
         });
       };
-      await expect.poll(() => children().length, { timeout: 30_000 }).toBe(2);
+      await expect.poll(() => children().length, { timeout: START_TIMEOUT_MS }).toBe(2);
       const team = await operator(cluster.url, "cluster-test-admin-token-0123456789", "POST", "/admin/v1/teams", { name: "Cluster" });
       const store = await operator(cluster.url, "cluster-test-admin-token-0123456789", "POST", "/admin/v1/stores", { team_id: team.id, name: "Cluster" });
       const key = await operator(cluster.url, "cluster-test-admin-token-0123456789", "POST", "/admin/v1/keys", { team_id: team.id, name: "k" });
@@ -127,7 +127,7 @@ describe.runIf(testDb === "postgres")("CLUSTER_WORKERS", () => {
 
       const [first] = children();
       process.kill(Number(first), "SIGKILL");
-      await expect.poll(() => children().length === 2 && !children().includes(first ?? ""), { timeout: 30_000 }).toBe(true);
+      await expect.poll(() => children().length === 2 && !children().includes(first ?? ""), { timeout: START_TIMEOUT_MS }).toBe(true);
       expect(await upsertCustomer(cluster.url, store.id, key.key, "cluster-after")).toBe(201);
 
       cluster.child.kill("SIGTERM");

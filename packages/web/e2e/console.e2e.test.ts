@@ -8,7 +8,7 @@ import { distFile, operator, startProcess, stopAll, tempDir, type Proc, PROCESS_
 import { ARTIFACTS, browserAvailable, launch } from "./browser.js";
 
 // Each test starts processes: on a busy machine that takes longer (see PROCESS_START_TIMEOUT_MS).
-vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS });
+vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 const run = promisify(execFile);
 const ADMIN = "browser-test-admin-token-0123";

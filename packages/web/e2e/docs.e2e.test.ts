@@ -5,7 +5,7 @@ import { operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEO
 import { ARTIFACTS, browserAvailable, launch } from "./browser.js";
 
 // Each test starts processes: on a busy machine that takes longer (see PROCESS_START_TIMEOUT_MS).
-vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS });
+vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 const ADMIN = "docs-test-admin-token-0123456789";
 const procs: Proc[] = [];

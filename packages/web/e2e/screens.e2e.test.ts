@@ -7,7 +7,7 @@ import { operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEO
 import { browserAvailable, launch } from "./browser.js";
 
 // Each test starts processes: on a busy machine that takes longer (see PROCESS_START_TIMEOUT_MS).
-vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS });
+vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 /**
  * Every page of the console at a desktop's width and a phone's: nothing

@@ -95,6 +95,14 @@ export function createMetrics(db: Db, pool: pg.Pool | undefined, accessCache?: A
       this.inc({ pushes: "several" }, gathered.writes - gathered.alone);
     },
   });
+  new Gauge({
+    name: "pushes_waiting",
+    help: "Single pushes waiting now for a write of their store to end, to be written together",
+    registers: [registry],
+    collect() {
+      this.set(gathered.waiting);
+    },
+  });
   new Counter({
     name: "pushes_written_together_total",
     help: "Single pushes this process wrote together with others that arrived at the same time",

@@ -3,7 +3,7 @@ import { createTestDatabase, onceAcrossDatabases, startTestServer, testDb } from
 import { operator, startProcess, startReceiver, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "../../test/processes.js";
 
 // Each test starts processes: on a busy machine that takes longer (see PROCESS_START_TIMEOUT_MS).
-vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS });
+vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 const ADMIN = "process-test-admin-token-0123456789";
 const SECRET = "whsec_process_test_0123456789";

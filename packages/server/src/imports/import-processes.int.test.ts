@@ -4,7 +4,7 @@ import { testDb } from "../../test/helpers.js";
 import { operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "../../test/processes.js";
 
 // Each test starts processes: on a busy machine that takes longer (see PROCESS_START_TIMEOUT_MS).
-vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS });
+vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 /**
  * An import on the embedded database through a SIGKILL of its server: the

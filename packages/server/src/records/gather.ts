@@ -81,6 +81,7 @@ export function gatherPushes<Body, Record extends object>(writes: Writes<Body, R
       }
     }
     lane.waiting = left;
+    gathered.waiting -= group.length;
     return group;
   }
 
@@ -123,6 +124,7 @@ export function gatherPushes<Body, Record extends object>(writes: Writes<Body, R
       let lane = lanes.get(id);
       if (!lane) lanes.set(id, (lane = { call, logger, writing: 0, waiting: [], scheduled: false, keysWriting: new Set() }));
       lane.waiting.push({ body, key: writes.keyOf(body), resolve, reject });
+      gathered.waiting++;
       if (lane.scheduled) return;
       // After the pushes that arrived in this turn of the event loop, not before.
       lane.scheduled = true;

@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, refuseInserts, type TestServer, uid, withTestServer, type TestTenant } from "../../test/helpers.js";
+import { gathered } from "./gathered.js";
 
 // Single pushes to one store that arrive while earlier ones are being written
 // are written together; each must still be answered and stored as if alone.
@@ -22,7 +23,6 @@ let seq = 0;
 const phone = () => `+1415557${String(1000 + (seq++ % 9000)).slice(-4)}`;
 const order = (id: string, extra: Record<string, unknown> = {}) => ({ external_id: id, placed_at: "2026-11-22T10:00:00Z", total_price: 10, customer: { phone: phone() }, ...extra });
 const push = (resource: string, body: unknown) => server.request("POST", `/api/v1/stores/${tenant.store.id}/${resource}`, { key: tenant.key, body });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The process's gathering, from /metrics: writes that carried several pushes. */
 async function gathering() {
@@ -31,11 +31,19 @@ async function gathering() {
 }
 
 /**
- * Runs `pushes` while the store's two writes are under way and held up (a
- * transaction of the test's own holds the orders table), so that they wait
- * and are written together; answers their responses.
+ * Waits until the server process (this one) has started `writes` writes of
+ * pushes and holds `waiting` pushes for the next: read from its own figures,
+ * as /metrics would show them, since a scrape reads the database the test holds.
  */
-async function whileBusy<T>(pushes: () => Promise<T>): Promise<T> {
+const until = (figure: "writes" | "waiting", atLeast: number) => expect.poll(() => gathered[figure], { timeout: 60_000, interval: 10 }).toBeGreaterThanOrEqual(atLeast);
+
+/**
+ * Runs `pushes` while the store's two writes are under way and held up (a
+ * transaction of the test's own holds the orders table), and lets them go
+ * once `waiting` of them wait for those writes, so that they are written
+ * together whatever the machine's speed; answers their responses.
+ */
+async function whileBusy<T>(waiting: number, pushes: () => Promise<T>): Promise<T> {
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   let held!: () => void;
@@ -47,10 +55,15 @@ async function whileBusy<T>(pushes: () => Promise<T>): Promise<T> {
   });
   await holding;
   try {
-    const first = [push("orders", order(uid("first"))), push("orders", order(uid("first")))];
-    await sleep(100);
+    // The store's two writes under way and held up, one push each (sent together, two pushes could share one),
+    // then the pushes arrive and wait for them.
+    const started = gathered.writes;
+    const first = [push("orders", order(uid("first")))];
+    await until("writes", started + 1);
+    first.push(push("orders", order(uid("first"))));
+    await until("writes", started + 2);
     const answered = pushes();
-    await sleep(100);
+    await until("waiting", waiting);
     release();
     await hold;
     expect((await Promise.all(first)).map((res) => res.status)).toEqual([201, 201]);
@@ -73,7 +86,8 @@ describe("pushes that arrive together", () => {
     expect((await push("orders", order(stale, { source_updated_at: "2026-11-22T12:00:00Z", financial_status: "paid" }))).status).toBe(201);
     const before = await gathering();
 
-    const [created, updated, repeated, older, refused] = await whileBusy(() =>
+    // All but the refused one wait: 12 new orders, the update, the key pushed twice, the stale write.
+    const [created, updated, repeated, older, refused] = await whileBusy(16, () =>
       Promise.all([
         Promise.all(fresh.map((id, i) => push("orders", order(id, { total_price: 10 + i })))),
         push("orders", order(existing, { financial_status: "paid" })),
@@ -83,9 +97,8 @@ describe("pushes that arrive together", () => {
       ]),
     );
 
-    const after = await gathering();
-    // They were gathered (the database was held while they arrived); how many went together is the machine's business.
-    expect(after.shared).toBeGreaterThan(before.shared);
+    // They waited together, so they were written together.
+    expect((await gathering()).shared).toBeGreaterThan(before.shared);
 
     // Each its own answer: its status, its record.
     expect(created.map((res) => [res.status, res.body.external_id, res.body.total_price])).toEqual(fresh.map((id, i) => [201, id, `${10 + i}.00`]));
@@ -104,11 +117,12 @@ describe("pushes that arrive together", () => {
   it("apply pushes of one key in the order they arrived, one after the other", async () => {
     const id = uid("o");
     const statuses = ["pending", "paid", "refunded"];
-    const responses = await whileBusy(async () => {
+    const responses = await whileBusy(3, async () => {
       const sent = [];
-      for (const status of statuses) {
+      // Each sent once the one before it has arrived: the order they arrived in is the order they were sent in.
+      for (const [i, status] of statuses.entries()) {
         sent.push(push("orders", order(id, { financial_status: status })));
-        await sleep(20);
+        await until("waiting", i + 1);
       }
       return Promise.all(sent);
     });
@@ -128,7 +142,7 @@ describe("pushes that arrive together", () => {
     const allow = await refuseInserts(server.db, "orders", "boom-");
     const written = warnings.length;
     try {
-      const responses = await whileBusy(() => Promise.all([...ids, broken].map((id) => push("orders", order(id)))));
+      const responses = await whileBusy(6, () => Promise.all([...ids, broken].map((id) => push("orders", order(id)))));
       expect(responses.map((res) => res.status)).toEqual([201, 201, 201, 201, 201, 500]);
       expect(responses.at(-1)?.body).toEqual({ error: "Internal server error", code: "internal_error" });
     } finally {
@@ -145,7 +159,7 @@ describe("pushes that arrive together", () => {
     const failing = uid("down");
     const restore = await refuseInserts(server.db, "orders", "down-", "57P01");
     try {
-      const responses = await whileBusy(() => Promise.all([...ids, failing].map((id) => push("orders", order(id)))));
+      const responses = await whileBusy(5, () => Promise.all([...ids, failing].map((id) => push("orders", order(id)))));
       expect(responses.map((res) => [res.status, res.body.error])).toEqual(Array.from({ length: 5 }, () => [503, "Service unavailable"]));
     } finally {
       await restore();
