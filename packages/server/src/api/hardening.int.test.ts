@@ -110,7 +110,8 @@ describe.runIf(onceAcrossDatabases)("connections that say nothing", () => {
     const closedAfter = await Promise.all(silent.map((client) => client.closed));
     // HEADERS_TIMEOUT_MS is 1.5 s here.
     expect(Math.max(...closedAfter)).toBeLessThan(1_500 + 1_000);
-    expect(silent.every((client) => client.received() === "")).toBe(true);
+    // Closed with nothing said, or, when Node's own header check runs first on a busy machine, with its 408.
+    expect(silent.filter((client) => !/^(|HTTP\/1\.1 408 Request Timeout\r\n[\s\S]*)$/.test(client.received())).map((client) => client.received())).toEqual([]);
     expect(pushes.every((status) => status === 201 || status === 200)).toBe(true);
   });
 
