@@ -4,6 +4,8 @@ import { Chart } from "../components/Chart.js";
 import { Link, useParams, useSearchParams } from "react-router";
 import { ErrorLine, Time } from "../components/ui.js";
 import { problemOf, trpc } from "../trpc.js";
+// The stream's own type: what the server sends, tied to it by the compiler.
+import type { LiveCall } from "../../../server/src/api/console/live.js";
 
 const FLOWS = ["post_purchase", "checkout_recovery", "contact_sync", "shipping_notification"] as const;
 const JOB_STATUSES = ["pending", "running", "succeeded", "failed", "cancelled"] as const;
@@ -385,19 +387,6 @@ function Overview({ storeId }: { storeId: number }) {
     </>
   );
 }
-
-type LiveCall = {
-  id: number;
-  at: string;
-  method: string;
-  route: string;
-  status: number;
-  error: string | null;
-  request_id: string;
-  latency_ms: number;
-  key: { name: string; last4: string } | null;
-  record: { kind: string; external_id: string } | null;
-};
 
 /** One call opened: what it answered, the record it wrote as stored now, and that record's automation runs. */
 function CallDetail({ storeId, id }: { storeId: number; id: number }) {

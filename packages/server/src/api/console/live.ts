@@ -19,6 +19,9 @@ const RECONNECT_MS = 1000;
 /** A comment this often keeps proxies from closing a quiet stream. */
 const HEARTBEAT_MS = 15_000;
 
+/** One call, as the live view streams it (the console reads this type). */
+export type LiveCall = ReturnType<typeof entryOf>;
+
 /** One call, as the live view lists it: as the request log does, with the record it wrote. */
 function entryOf(row: Parameters<typeof toRequestEntry>[0] & { record_kind: string | null; record_external_id: string | null }) {
   return { ...toRequestEntry(row), record: row.record_kind && row.record_external_id !== null ? { kind: row.record_kind, external_id: row.record_external_id } : null };
