@@ -8,6 +8,7 @@ import * as tenants from "../tenancy/tenant.service.js";
 import { pino } from "pino";
 import { cancelRecoveriesForOrderRows, cancelRecoveriesForWrittenOrders, cancelRecoveriesOfLeftCheckouts, MOST_ORDERS_BY_ID, postPurchase } from "./flows/index.js";
 import { findCustomersForSync, lockRecipientContacts } from "./flows/flow.repository.js";
+import { decideMany } from "./flows/index.js";
 import { claimJobs, dueJobsToLock, lockDueJobs } from "./jobs.repository.js";
 import { recordingProvider, webhookProvider, type MessagingProvider } from "./providers.js";
 import { runDueJobs, runJob } from "./worker.js";
@@ -397,7 +398,7 @@ describe("erased customers", () => {
     try {
       // As a worker's group runs: its jobs held, then its recipients' contacts, then their customers read.
       await worker.selectFrom("automation_jobs").select("id").where("id", "=", job.id).forNoKeyUpdate().execute();
-      await lockRecipientContacts(worker, [{ record_type: "customer", record_id: customer.id }]);
+      await lockRecipientContacts(worker, [{ record_type: "customer", record_id: customer.id }], "no key update");
       erasure = server.request("DELETE", `/api/v1/stores/${tenant.store.id}/customers/${id}`, { key: tenant.key }).then((res) => {
         erased = true;
         return res.status;
@@ -417,6 +418,57 @@ describe("erased customers", () => {
     expect(await server.db.selectFrom("customers").select("deleted_at").where("id", "=", customer.id).executeTakeFirstOrThrow()).toMatchObject({ deleted_at: expect.any(Date) });
   });
 
+  // Four connections: a worker's run, an erasure and a push meeting on two contacts, as a busy store makes them meet.
+  it.runIf(testDb === "postgres")("never deadlock with a worker's run that syncs one contact and messages another", async () => {
+    // Contacts A and B, A first in phone order: A's customer is synced and B's gets a post-purchase in one run.
+    const [phoneA, phoneB] = [newPhone(), newPhone()].sort() as [string, string];
+    const syncedId = uid("synced");
+    await push("customers", { external_id: syncedId, phone: phoneA, first_name: "Before" }, tenant, { "X-Backfill": "true" });
+    const body = order(phoneB);
+    await push("orders", body, tenant, { "X-Backfill": "true" });
+    const synced = await server.db.selectFrom("customers").select(["id", "profile_version"]).where("external_id", "=", syncedId).executeTakeFirstOrThrow();
+    const ordered = await server.db.selectFrom("orders").select(["id", "customer_id"]).where("store_id", "=", tenant.store.id).where("external_id", "=", body.external_id).executeTakeFirstOrThrow();
+    const erasedId = (await server.db.selectFrom("customers").select("external_id").where("id", "=", ordered.customer_id).executeTakeFirstOrThrow()).external_id;
+    const job = { id: 0, store_id: tenant.store.id, attempts: 0 };
+    const jobs = [
+      { ...job, flow: "contact_sync" as const, record_type: "customer" as const, record_id: synced.id, customer_id: synced.id, payload: { profile_version: synced.profile_version } },
+      { ...job, flow: "post_purchase" as const, record_type: "order" as const, record_id: ordered.id, customer_id: ordered.customer_id, payload: {} },
+    ];
+    const before = { ...retries };
+    const waiting = async () =>
+      Number((await sql<{ n: string }>`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(server.db)).rows[0]?.n);
+
+    // The run is held up between its contacts and its customers' read (a transaction holding the synced customer).
+    const holder = await server.db.startTransaction().execute();
+    const worker = await server.db.startTransaction().execute();
+    try {
+      await holder.selectFrom("customers").select("id").where("id", "=", synced.id).forUpdate().execute();
+      const run = decideMany(worker, jobs);
+      await expect.poll(waiting).toBe(1);
+      // Meanwhile the erasure of B's customer waits for the run, and a push on both phones arrives.
+      const erasure = server.request("DELETE", `/api/v1/stores/${tenant.store.id}/customers/${encodeURIComponent(erasedId ?? "")}`, { key: tenant.key });
+      await expect.poll(waiting).toBe(2);
+      const pushed = server.request("POST", `/api/v1/stores/${tenant.store.id}/customers/batch`, {
+        key: tenant.key,
+        body: { items: [{ external_id: uid("a"), phone: phoneA }, { external_id: uid("b"), phone: phoneB }] },
+        headers: { "X-Backfill": "true" },
+      });
+      await expect.poll(waiting).toBe(3);
+      await holder.commit().execute();
+      // The run goes on to write A's profile, which it holds already: it ends, then the erasure, then the push.
+      expect((await run).map(({ decision }) => decision.send)).toEqual([true, true]);
+      await worker.commit().execute();
+      expect((await erasure).status).toBe(204);
+      expect((await pushed).status).toBe(200);
+    } catch (error) {
+      await holder.rollback().execute().catch(() => undefined);
+      await worker.rollback().execute().catch(() => undefined);
+      throw error;
+    }
+    expect(retries).toEqual(before);
+    expect(await server.db.selectFrom("contacts").select("first_name").where("store_id", "=", tenant.store.id).where("phone", "=", phoneA).executeTakeFirstOrThrow()).toEqual({ first_name: "Before" });
+  });
+
   it("a job whose recipient's contact its run does not hold is not decided on that read: left to run alone, or run again", async () => {
     const phone = newPhone();
     const body = order(phone);
@@ -428,7 +480,7 @@ describe("erased customers", () => {
       expect(await postPurchase.decideMany(trx, [due], new Set())).toEqual([undefined]);
       await expect(postPurchase.decide(trx, { ...due, status: "running" } as never, new Set())).rejects.toBeInstanceOf(LockOrderConflict);
       // Held, it is decided.
-      const held = await lockRecipientContacts(trx, [due]);
+      const held = await lockRecipientContacts(trx, [due], "key share");
       expect(await postPurchase.decideMany(trx, [due], held)).toMatchObject([{ send: true, recipient: { phone } }]);
     });
   });

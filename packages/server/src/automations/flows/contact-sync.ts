@@ -18,6 +18,7 @@ export const contactSync = defineFlow({
     payload: sql`jsonb_build_object('profile_version', w.profile_version)`,
   },
   load: findCustomersForSync,
+  writesContacts: true,
   decideFrom: (customer, payload) => {
     if (!customer || customer.deleted_at !== null || customer.contact_id === null) return skip(ERASED);
     if (customer.profile_version !== payload.profile_version) return skip("a later change superseded this one");

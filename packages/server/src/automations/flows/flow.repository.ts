@@ -15,15 +15,25 @@ import type { Executor, RecordType, Trx } from "../../db/types.js";
  * Locks the contacts of these records' customers as they are now, in phone
  * order, and returns their ids: the first step of a flow's run, as a push's
  * first step is its contacts, so that a worker never holds a customer or a
- * record while it waits for a contact. The lock is a key-share lock: it keeps
+ * record while it waits for a contact. Each contact is locked once, as
+ * strongly as the run needs it, and never again more strongly: a lock taken
+ * in phone order and then strengthened out of it is what deadlocks with a
+ * push and an erasure (the run holds contact B for key share and waits to
+ * write contact A; a push holding A waits for B behind an erasure's lock on
+ * B, which waits for the run). A key-share lock (`strength` "key share") keeps
  * an erasure (which locks contacts `for update`) waiting for the run, and
- * never a push (which takes them `for no key update`); a flow that writes a
- * contact takes the stronger lock on it then, in phone order too
- * (`writeContactProfiles`). A record whose customer or phone changed between
- * this read and the flow's own has a recipient whose contact is not among
- * these: its job is not decided on that read (see `defineFlow`).
+ * never a push (which takes them `for no key update`); a run that writes
+ * contacts (a flow with `writesContacts`) takes them `for no key update`, so
+ * a push on them waits for it, as it waits for another push. A record whose
+ * customer or phone changed between this read and the flow's own has a
+ * recipient whose contact is not among these: its job is not decided on that
+ * read (see `defineFlow`).
  */
-export async function lockRecipientContacts(trx: Trx, jobs: ReadonlyArray<{ record_type: RecordType; record_id: number }>): Promise<Set<number>> {
+export async function lockRecipientContacts(
+  trx: Trx,
+  jobs: ReadonlyArray<{ record_type: RecordType; record_id: number }>,
+  strength: "key share" | "no key update",
+): Promise<Set<number>> {
   if (jobs.length === 0) return new Set();
   const of = (type: RecordType) => jobs.filter((job) => job.record_type === type).map((job) => job.record_id);
   const { rows } = await sql<{ id: number }>`
@@ -35,7 +45,7 @@ export async function lockRecipientContacts(trx: Trx, jobs: ReadonlyArray<{ reco
         union all select o.customer_id from shipments as s join orders as o on o.id = s.order_id where s.id = ${anyId(of("shipment"))}
         union all select unnest(${of("customer")}::bigint[])))))
     order by ct.phone
-    for key share`.execute(trx);
+    for ${sql.raw(strength)}`.execute(trx);
   return new Set(rows.map((row) => Number(row.id)));
 }
 
@@ -118,14 +128,13 @@ export type ContactProfile = {
 
 /**
  * The messaging app's view of each contact, as a sync by its customer leaves
- * it; a contact synced twice ends with the later profile. The run holds a
- * key-share lock on the contacts already (see `lockRecipientContacts`); the
- * lock to write them is taken here, in phone order, the order of every writer.
+ * it; a contact synced twice ends with the later profile. The run holds
+ * these contacts `for no key update` already, taken in phone order before
+ * anything else (see `lockRecipientContacts`): this write takes no new lock.
  */
 export async function writeContactProfiles(trx: Trx, syncs: ReadonlyArray<{ contactId: number; customerId: number; profile: ContactProfile }>): Promise<void> {
   const last = new Map(syncs.map((sync) => [sync.contactId, sync]));
   if (last.size === 0) return;
-  await trx.selectFrom("contacts").select("id").where("id", "=", anyId([...last.keys()])).orderBy("phone").forNoKeyUpdate().execute();
   const profiles = [...last.values()];
   const column = <T>(pick: (sync: (typeof profiles)[number]) => T) => profiles.map(pick);
   // One statement of constant text for any number of contacts (each column an array; tags as JSON).

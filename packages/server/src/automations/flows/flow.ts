@@ -101,9 +101,15 @@ type Definition<F extends Flow, P extends z.ZodType, Row> = {
    * (the last one for a row wins), taking row locks in the order pushes take them.
    */
   apply?: (trx: Trx, sends: ReadonlyArray<Extract<FlowDecision<F>, { send: true }>>) => Promise<void>;
+  /**
+   * True for a flow whose `apply` writes its recipients' contacts: a run with
+   * its jobs takes every recipient's contact `for no key update` from the
+   * start, in phone order, instead of `for key share` (see `lockRecipientContacts`).
+   */
+  writesContacts?: boolean;
 };
 
-export type FlowDefinition<F extends Flow = Flow, P extends z.ZodType = z.ZodType> = Pick<Definition<F, P, unknown>, "flow" | "recordType" | "payload" | "trigger" | "cancels"> & {
+export type FlowDefinition<F extends Flow = Flow, P extends z.ZodType = z.ZodType> = Pick<Definition<F, P, unknown>, "flow" | "recordType" | "payload" | "trigger" | "cancels" | "writesContacts"> & {
   /**
    * Decides a claimed job of this flow, alone in its transaction, which holds
    * the contacts `contacts` (see `lockRecipientContacts`). A message whose
@@ -130,13 +136,14 @@ const sending = <F extends Flow>(decision: FlowDecision<F> | undefined): decisio
  * `loadWaiting`).
  */
 export function defineFlow<F extends Flow, P extends z.ZodType, Row>(definition: Definition<F, P, Row>): FlowDefinition<F, P> {
-  const { flow, recordType, payload, trigger, cancels, load, loadWaiting, decideFrom, apply } = definition;
+  const { flow, recordType, payload, trigger, cancels, load, loadWaiting, decideFrom, apply, writesContacts } = definition;
   return {
     flow,
     recordType,
     payload,
     trigger,
     ...(cancels ? { cancels } : {}),
+    ...(writesContacts ? { writesContacts } : {}),
     async decide(trx, job, contacts) {
       // The payload is checked before anything is read.
       const checked = payload.parse(job.payload);
