@@ -12,7 +12,7 @@ import { errorForLog } from "../logger.js";
 import { parseBody, type PhonePath } from "./body.js";
 import type { ServiceCall, Upserted } from "./calls.js";
 import { gatherPushes } from "./gather.js";
-import type { PageRequest } from "./pages.js";
+import type { ReadBack } from "./read-back.js";
 
 /**
  * Store-scoped procedures: authorization (the key, the rate limit, the
@@ -172,40 +172,39 @@ export function patchProcedure<Body extends z.ZodType, Record extends object>(sp
     });
 }
 
-type GetSpec<Record extends object> = {
+/** A resource's two read-back operations: their summaries, the record's and the page's schemas, and how they read (see `readBack`). */
+type ReadSpec<Record extends object, Item extends object> = {
   resource: Resource;
-  summary: string;
-  output: z.ZodType<Record, Record>;
-  /** What an unknown (or erased) external_id answers. */
-  notFound: ErrorCode;
-  get(call: Omit<ServiceCall, "options">, externalId: string): Promise<Record>;
+  summaries: { list: string; retrieve: string };
+  record: z.ZodType<Record, Record>;
+  page: z.ZodType<Page<Item>, Page<Item>>;
+  read: ReadBack<Record, Item>;
 };
 
+/** A resource's list and retrieve operations (see `listProcedure`, `getProcedure`). */
+export function readProcedures<Record extends object, Item extends object>(spec: ReadSpec<Record, Item>) {
+  return { list: listProcedure(spec), retrieve: getProcedure(spec) };
+}
+
 /** `GET /api/v1/stores/{store_id}/<resource>/{external_id}`: the stored record, read back, with the same checks as the writes. */
-export function getProcedure<Record extends object>(spec: GetSpec<Record>) {
+function getProcedure<Record extends object, Item extends object>(spec: ReadSpec<Record, Item>) {
   return storeProcedure
     .meta({
       openapi: {
         method: "GET",
         path: `/api/v1/stores/{store_id}/${spec.resource}/{external_id}`,
         tags: [spec.resource],
-        summary: spec.summary,
+        summary: spec.summaries.retrieve,
         description: "The full stored record: the published response fields and the fields the shop sent. The same keys, statuses and check order as the writes.",
         protect: true,
       },
-      contract: { success: { 200: "The stored record" }, errors: [...STORE_ERRORS, spec.notFound] },
+      contract: { success: { 200: "The stored record" }, errors: [...STORE_ERRORS, spec.read.notFound] },
     })
     .input(recordParams)
-    .output<z.ZodType<object, object>>(spec.output)
-    .query(({ ctx, input }) => spec.get({ db: ctx.db, store: ctx.store }, input.external_id));
+    .output<z.ZodType<object, object>>(spec.record)
+    .query(({ ctx, input }) => spec.read.get(ctx.db, ctx.store, input.external_id));
 }
 
-type ListSpec<Record extends object> = {
-  resource: Resource;
-  summary: string;
-  output: z.ZodType<Page<Record>, Page<Record>>;
-  list(call: Omit<ServiceCall, "options">, request: PageRequest): Promise<Page<Record>>;
-};
 
 /**
  * `GET /api/v1/stores/{store_id}/<resource>`: the store's records a page at a
@@ -213,14 +212,14 @@ type ListSpec<Record extends object> = {
  * with the same checks as the reads. A caller pages with `next_cursor` until
  * it is `null`; a record changed meanwhile comes again, in its newest form.
  */
-export function listProcedure<Record extends object>(spec: ListSpec<Record>) {
+function listProcedure<Record extends object, Item extends object>(spec: ReadSpec<Record, Item>) {
   return storeProcedure
     .meta({
       openapi: {
         method: "GET",
         path: `/api/v1/stores/{store_id}/${spec.resource}`,
         tags: [spec.resource],
-        summary: spec.summary,
+        summary: spec.summaries.list,
         description:
           "The store's records as read back one by one, a page at a time (`limit`, default 100, at most 1,000), in the order they last changed, then their id. " +
           "Send the page's `next_cursor` as `cursor` for the next one, until it is `null`. Paging while writes go on returns every record that did not change exactly once, " +
@@ -230,8 +229,8 @@ export function listProcedure<Record extends object>(spec: ListSpec<Record>) {
       contract: { success: { 200: "A page of records" }, errors: [...STORE_ERRORS, "VALIDATION_FAILED"] },
     })
     .input(storeParams.extend(listQuerySchema.shape))
-    .output<z.ZodType<object, object>>(spec.output)
-    .query(({ ctx, input }) => spec.list({ db: ctx.db, store: ctx.store }, input));
+    .output<z.ZodType<object, object>>(spec.page)
+    .query(({ ctx, input }) => spec.read.list(ctx.db, ctx.store, input));
 }
 
 /** The most records one batch may carry. */

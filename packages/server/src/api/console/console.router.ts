@@ -9,10 +9,10 @@ import { AppError } from "../../errors.js";
 import * as imports from "../../imports/import.repository.js";
 import { toImport } from "../../imports/import.view.js";
 import { listRequests } from "../../requests/request-log.service.js";
-import { getCheckout } from "../../records/checkouts/checkout.service.js";
-import { getCustomer } from "../../records/customers/customer.service.js";
-import { getOrder } from "../../records/orders/order.service.js";
-import { getShipment } from "../../records/shipments/shipment.service.js";
+import { checkoutReadBack } from "../../records/checkouts/checkout.service.js";
+import { customerReadBack } from "../../records/customers/customer.service.js";
+import { orderReadBack } from "../../records/orders/order.service.js";
+import { shipmentReadBack } from "../../records/shipments/shipment.service.js";
 import { router } from "../../trpc.js";
 import { memberProcedure, publicConsoleProcedure, SESSION_COOKIE } from "./console.procedure.js";
 import { storeOverview } from "./overview.js";
@@ -180,10 +180,10 @@ export const consoleRouter = router({
       const context = { id: store.id, teamId: store.team_id, country: store.country, recoveryDelaySeconds: store.recovery_delay_seconds };
       const kind = entry.record_kind;
       const key = entry.record_external_id;
-      const readers = { orders: getOrder, customers: getCustomer, checkouts: getCheckout, shipments: getShipment } as const;
+      const readers = { orders: orderReadBack, customers: customerReadBack, checkouts: checkoutReadBack, shipments: shipmentReadBack } as const;
       const reader = kind && kind in readers ? readers[kind as keyof typeof readers] : undefined;
       // Read back as it is now (never the body as sent); gone (erased) since: null.
-      const record = reader && key !== null ? await reader(ctx.db, context, key).catch(() => null) : null;
+      const record = reader && key !== null ? await reader.get(ctx.db, context, key).catch(() => null) : null;
       const recordType = { orders: "order", customers: "customer", checkouts: "checkout", shipments: "shipment" } as const;
       const runs =
         kind && key !== null && kind in recordType

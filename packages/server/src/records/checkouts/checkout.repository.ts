@@ -6,7 +6,6 @@ import { onlyRow, statement } from "../../db/statement.js";
 import { fieldsOf, withCustomers, type CustomersToWrite } from "../customers/customer.repository.js";
 import type { CheckoutTable, Executor } from "../../db/types.js";
 import type { SharedOptionalColumns } from "../fields.js";
-import { inWindow, type PageWindow } from "../../db/pages.js";
 
 export type CheckoutWrite = {
   external_id: string;
@@ -235,16 +234,7 @@ const updateCheckoutStatement = statement(
   },
 );
 
-/** A store's checkouts with their customers' keys, as they are read back. */
-const checkoutRecords = (db: Executor, storeId: number) =>
+/** A store's checkouts with their customers' keys, as they are read back (see `readBack`). */
+export const checkoutRecords = (db: Executor, storeId: number) =>
   db.selectFrom("checkouts as c").leftJoin("customers as cu", "cu.id", "c.customer_id").selectAll("c").select("cu.external_id as customer_external_id").where("c.store_id", "=", storeId);
-
-/** The checkout with its customer's key, for reading back. */
-export function findCheckoutRecord(db: Executor, storeId: number, externalId: string) {
-  return checkoutRecords(db, storeId).where("c.external_id", "=", externalId).executeTakeFirst();
-}
-
-/** A page of the store's checkouts as they are read back, in the order they changed (see `inWindow`). */
-export function listCheckoutRecords(db: Executor, storeId: number, window: PageWindow) {
-  return inWindow(checkoutRecords(db, storeId), "c", window).execute();
-}
+export type CheckoutRecordRow = Awaited<ReturnType<ReturnType<typeof checkoutRecords>["executeTakeFirstOrThrow"]>>;

@@ -1,6 +1,6 @@
 import { checkoutInputSchema, checkoutPageSchema, checkoutPatchSchema, checkoutRecordSchema, checkoutSchema } from "@commerce-ingest/shared";
 import { router } from "../../trpc.js";
-import { batchProcedure, getProcedure, listProcedure, patchProcedure, upsertProcedure, upsertSpec } from "../procedures.js";
+import { batchProcedure, patchProcedure, readProcedures, upsertProcedure, upsertSpec } from "../procedures.js";
 import * as checkouts from "./checkout.service.js";
 
 export const checkoutUpsert = upsertSpec({
@@ -30,14 +30,7 @@ export const checkoutUpsert = upsertSpec({
 });
 
 export const checkoutRouter = router({
-  list: listProcedure({ resource: "checkouts", summary: "List checkouts, in the order they changed", output: checkoutPageSchema, list: (call, request) => checkouts.listCheckouts(call.db, call.store, request) }),
-  retrieve: getProcedure({
-    resource: "checkouts",
-    summary: "Read a checkout back",
-    output: checkoutRecordSchema,
-    notFound: "CHECKOUT_NOT_FOUND",
-    get: (call, externalId) => checkouts.getCheckout(call.db, call.store, externalId),
-  }),
+  ...readProcedures({ resource: "checkouts", summaries: { list: "List checkouts, in the order they changed", retrieve: "Read a checkout back" }, record: checkoutRecordSchema, page: checkoutPageSchema, read: checkouts.checkoutReadBack }),
   upsert: upsertProcedure(checkoutUpsert),
   batch: batchProcedure(checkoutUpsert),
   update: patchProcedure({

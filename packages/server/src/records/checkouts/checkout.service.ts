@@ -1,4 +1,4 @@
-import type { Checkout, CheckoutInput, CheckoutPatch, CheckoutRecord, Page } from "@commerce-ingest/shared";
+import type { Checkout, CheckoutInput, CheckoutPatch, CheckoutRecord } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../tenancy/store-context.js";
 import type { TriggerOptions } from "../../automations/triggers.js";
 import { olderThanStored } from "../../db/sql.js";
@@ -10,23 +10,13 @@ import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import { customerWrite, embeddedInOneGroup, upsertEmbeddedCustomers } from "../customers/customer.service.js";
 import { byShape, inOneGroup, inOneStatement, orStored, presentOnly, sharedOptionalColumns } from "../fields.js";
-import { listPage, type PageRequest } from "../pages.js";
-import type { PageWindow } from "../../db/pages.js";
+import { readBack } from "../read-back.js";
 import * as repo from "./checkout.repository.js";
 
-/** The stored checkout, read back (404 `Checkout not found` when there is none). */
-export async function getCheckout(db: Db, store: StoreContext, externalId: string): Promise<CheckoutRecord> {
-  const row = unstorableText(externalId) ? undefined : await repo.findCheckoutRecord(db, store.id, externalId);
-  if (!row) throw new AppError("CHECKOUT_NOT_FOUND");
-  return toCheckoutRecord(row);
-}
+/** Checkouts read back with their customers' keys (404 `Checkout not found` for an unknown one). */
+export const checkoutReadBack = readBack({ table: "checkouts", alias: "c", notFound: "CHECKOUT_NOT_FOUND", rows: repo.checkoutRecords, toRecord: toCheckoutRecord });
 
-/** A page of the store's checkouts, read back, in the order they changed. */
-export async function listCheckouts(db: Db, store: StoreContext, request: PageRequest): Promise<Page<CheckoutRecord>> {
-  return listPage(db, "checkouts", store.id, request, (window: PageWindow) => repo.listCheckoutRecords(db, store.id, window), toCheckoutRecord);
-}
-
-function toCheckoutRecord(row: NonNullable<Awaited<ReturnType<typeof repo.findCheckoutRecord>>>): CheckoutRecord {
+function toCheckoutRecord(row: repo.CheckoutRecordRow): CheckoutRecord {
   return {
     ...toCheckout(row),
     abandoned_at: formatTimestamp(row.abandoned_at),

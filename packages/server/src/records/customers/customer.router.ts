@@ -1,7 +1,7 @@
 import { customerInputSchema, customerPageSchema, customerRecordSchema, customerSchema } from "@commerce-ingest/shared";
 import { z } from "zod";
 import { router } from "../../trpc.js";
-import { batchProcedure, getProcedure, listProcedure, recordParams, STORE_ERRORS, storeProcedure, upsertProcedure, upsertSpec } from "../procedures.js";
+import { batchProcedure, recordParams, STORE_ERRORS, storeProcedure, readProcedures, upsertProcedure, upsertSpec } from "../procedures.js";
 import * as customers from "./customer.service.js";
 
 export const customerUpsert = upsertSpec({
@@ -35,18 +35,12 @@ export const customerUpsert = upsertSpec({
 });
 
 export const customerRouter = router({
-  list: listProcedure({
+  ...readProcedures({
     resource: "customers",
-    summary: "List customers, in the order they changed (erased ones without personal data)",
-    output: customerPageSchema,
-    list: (call, request) => customers.listCustomers(call.db, call.store, request),
-  }),
-  retrieve: getProcedure({
-    resource: "customers",
-    summary: "Read a customer back, with its E.164 phone",
-    output: customerRecordSchema,
-    notFound: "CUSTOMER_NOT_FOUND",
-    get: (call, externalId) => customers.getCustomer(call.db, call.store, externalId),
+    summaries: { list: "List customers, in the order they changed (erased ones without personal data)", retrieve: "Read a customer back, with its E.164 phone" },
+    record: customerRecordSchema,
+    page: customerPageSchema,
+    read: customers.customerReadBack,
   }),
   upsert: upsertProcedure(customerUpsert),
   batch: batchProcedure(customerUpsert),

@@ -1,4 +1,4 @@
-import type { Customer, CustomerInput, CustomerListItem, CustomerRecord, Page } from "@commerce-ingest/shared";
+import type { Customer, CustomerInput, CustomerListItem, CustomerRecord } from "@commerce-ingest/shared";
 import { AppError } from "../../errors.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import type { StoreContext } from "../../tenancy/store-context.js";
@@ -9,8 +9,8 @@ import { olderThanStored } from "../../db/sql.js";
 import { inStatement, inTransaction } from "../../db/transaction.js";
 import { byShape, inOneGroup, inOneStatement, orStored, presentOnly, uniqueTags } from "../fields.js";
 import { unstorableText } from "../../text.js";
-import { listPage, type PageRequest } from "../pages.js";
-import type { PageWindow } from "../../db/pages.js";
+import { listPage } from "../pages.js";
+import type { ReadBack } from "../read-back.js";
 import * as repo from "./customer.repository.js";
 
 export function toCustomer(row: CustomerRow): Customer {
@@ -124,12 +124,6 @@ export function embeddedInOneGroup(
   return { writes, keys: records.map((record) => customerOf.get(record.external_id) ?? "") };
 }
 
-/** The active customer, read back with its E.164 phone (404 `Customer not found` when absent or erased). */
-export async function getCustomer(db: Db, store: StoreContext, externalId: string): Promise<CustomerRecord> {
-  const row = unstorableText(externalId) ? undefined : await repo.findActiveCustomer(db, store.id, externalId);
-  if (!row) throw new AppError("CUSTOMER_NOT_FOUND");
-  return toCustomerRecord(row);
-}
 
 function toCustomerRecord(row: CustomerRow): CustomerRecord {
   return {
@@ -142,17 +136,25 @@ function toCustomerRecord(row: CustomerRow): CustomerRecord {
 }
 
 /**
- * A page of the store's customers, read back, in the order they changed;
- * erased ones too, as the erasure left them: no personal field, and no key
- * when the key was their phone.
+ * Customers read back with their E.164 phones: one active customer (404
+ * `Customer not found` when absent or erased), or a page of the store's
+ * customers in the order they changed, erased ones too, as the erasure left
+ * them: no personal field, and no key when the key was their phone.
  */
-export async function listCustomers(db: Db, store: StoreContext, request: PageRequest): Promise<Page<CustomerListItem>> {
-  return listPage(db, "customers", store.id, request, (window: PageWindow) => repo.listCustomers(db, store.id, window), (row) => ({
-    ...toCustomerRecord(row),
-    external_id: row.external_id,
-    erased_at: formatOptionalTimestamp(row.deleted_at),
-  }));
-}
+export const customerReadBack: ReadBack<CustomerRecord, CustomerListItem> = {
+  notFound: "CUSTOMER_NOT_FOUND",
+  async get(db, store, externalId) {
+    const row = unstorableText(externalId) ? undefined : await repo.findActiveCustomer(db, store.id, externalId);
+    if (!row) throw new AppError("CUSTOMER_NOT_FOUND");
+    return toCustomerRecord(row);
+  },
+  list: (db, store, request) =>
+    listPage(db, "customers", store.id, request, (window) => repo.listCustomers(db, store.id, window), (row) => ({
+      ...toCustomerRecord(row),
+      external_id: row.external_id,
+      erased_at: formatOptionalTimestamp(row.deleted_at),
+    })),
+};
 
 /** The published response of a customer that is not there: the key, every other field empty. */
 function emptyCustomer(storeId: number, externalId: string): Customer {

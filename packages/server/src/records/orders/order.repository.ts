@@ -3,7 +3,6 @@ import { arrayColumns, carriedColumns, freshOrFail, linkedByKey, mergedColumns, 
 import { MOST_ORDERS_BY_ID } from "../../automations/flows/checkout-recovery.js";
 import { withTriggers } from "../../automations/triggers.js";
 import { fieldsOf, withCustomers, type CustomersToWrite } from "../customers/customer.repository.js";
-import { inWindow, type PageWindow } from "../../db/pages.js";
 import { onlyRow, statement } from "../../db/statement.js";
 import type { Executor, OrderTable } from "../../db/types.js";
 import type { SharedOptionalColumns } from "../fields.js";
@@ -207,16 +206,7 @@ const updateOrderStatement = statement(
   },
 );
 
-/** A store's orders with their customers' keys, as they are read back. */
-const orderRecords = (db: Executor, storeId: number) =>
+/** A store's orders with their customers' keys, as they are read back (see `readBack`). */
+export const orderRecords = (db: Executor, storeId: number) =>
   db.selectFrom("orders as o").leftJoin("customers as cu", "cu.id", "o.customer_id").selectAll("o").select("cu.external_id as customer_external_id").where("o.store_id", "=", storeId);
-
-/** The order with its customer's key, for reading back. */
-export function findOrderRecord(db: Executor, storeId: number, externalId: string) {
-  return orderRecords(db, storeId).where("o.external_id", "=", externalId).executeTakeFirst();
-}
-
-/** A page of the store's orders as they are read back, in the order they changed (see `inWindow`). */
-export function listOrderRecords(db: Executor, storeId: number, window: PageWindow) {
-  return inWindow(orderRecords(db, storeId), "o", window).execute();
-}
+export type OrderRecordRow = Awaited<ReturnType<ReturnType<typeof orderRecords>["executeTakeFirstOrThrow"]>>;

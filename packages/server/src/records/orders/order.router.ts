@@ -1,6 +1,6 @@
 import { orderInputSchema, orderPageSchema, orderPatchSchema, orderRecordSchema, orderSchema } from "@commerce-ingest/shared";
 import { router } from "../../trpc.js";
-import { batchProcedure, getProcedure, listProcedure, patchProcedure, upsertProcedure, upsertSpec } from "../procedures.js";
+import { batchProcedure, patchProcedure, readProcedures, upsertProcedure, upsertSpec } from "../procedures.js";
 import * as orders from "./order.service.js";
 
 export const orderUpsert = upsertSpec({
@@ -33,14 +33,7 @@ export const orderUpsert = upsertSpec({
 });
 
 export const orderRouter = router({
-  list: listProcedure({ resource: "orders", summary: "List orders, in the order they changed", output: orderPageSchema, list: (call, request) => orders.listOrders(call.db, call.store, request) }),
-  retrieve: getProcedure({
-    resource: "orders",
-    summary: "Read an order back",
-    output: orderRecordSchema,
-    notFound: "ORDER_NOT_FOUND",
-    get: (call, externalId) => orders.getOrder(call.db, call.store, externalId),
-  }),
+  ...readProcedures({ resource: "orders", summaries: { list: "List orders, in the order they changed", retrieve: "Read an order back" }, record: orderRecordSchema, page: orderPageSchema, read: orders.orderReadBack }),
   upsert: upsertProcedure(orderUpsert),
   batch: batchProcedure(orderUpsert),
   update: patchProcedure({

@@ -1,4 +1,4 @@
-import type { Order, OrderInput, OrderPatch, OrderRecord, Page } from "@commerce-ingest/shared";
+import type { Order, OrderInput, OrderPatch, OrderRecord } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../tenancy/store-context.js";
 import type { TriggerOptions } from "../../automations/triggers.js";
 import { olderThanStored } from "../../db/sql.js";
@@ -10,24 +10,14 @@ import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import { customerWrite, embeddedInOneGroup, upsertEmbeddedCustomers } from "../customers/customer.service.js";
 import { byShape, inOneGroup, inOneStatement, orStored, presentOnly, sharedOptionalColumns } from "../fields.js";
-import { listPage, type PageRequest } from "../pages.js";
-import type { PageWindow } from "../../db/pages.js";
+import { readBack } from "../read-back.js";
 import * as repo from "./order.repository.js";
 
 
-/** The stored order, read back (404 `Order not found` when there is none). */
-export async function getOrder(db: Db, store: StoreContext, externalId: string): Promise<OrderRecord> {
-  const row = unstorableText(externalId) ? undefined : await repo.findOrderRecord(db, store.id, externalId);
-  if (!row) throw new AppError("ORDER_NOT_FOUND");
-  return toOrderRecord(row);
-}
+/** Orders read back with their customers' keys (404 `Order not found` for an unknown one). */
+export const orderReadBack = readBack({ table: "orders", alias: "o", notFound: "ORDER_NOT_FOUND", rows: repo.orderRecords, toRecord: toOrderRecord });
 
-/** A page of the store's orders, read back, in the order they changed. */
-export async function listOrders(db: Db, store: StoreContext, request: PageRequest): Promise<Page<OrderRecord>> {
-  return listPage(db, "orders", store.id, request, (window: PageWindow) => repo.listOrderRecords(db, store.id, window), toOrderRecord);
-}
-
-function toOrderRecord(row: NonNullable<Awaited<ReturnType<typeof repo.findOrderRecord>>>): OrderRecord {
+function toOrderRecord(row: repo.OrderRecordRow): OrderRecord {
   return {
     ...toOrder(row),
     placed_at: formatTimestamp(row.placed_at),

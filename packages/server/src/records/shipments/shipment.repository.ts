@@ -4,7 +4,6 @@ import { withTriggers } from "../../automations/triggers.js";
 import { arrayColumns, carriedColumns, freshOrFail, linkedByKey, mergedColumns, notStale, overTables, rowValues, unnestRows, wasInserted } from "../../db/sql.js";
 import { onlyRow, statement, type ValueOf } from "../../db/statement.js";
 import type { Executor, ShipmentTable, Trx } from "../../db/types.js";
-import { inWindow, type PageWindow } from "../../db/pages.js";
 
 export type ShipmentWrite = {
   external_id: string;
@@ -200,16 +199,7 @@ export function findShipments(db: Executor, storeId: number, externalIds: readon
   return db.selectFrom("shipments").selectAll().where("store_id", "=", storeId).where("external_id", "in", externalIds).execute();
 }
 
-/** A store's shipments with their orders' external ids, as they are read back. */
-const shipmentRecords = (db: Executor, storeId: number) =>
+/** A store's shipments with their orders' external ids, as they are read back (see `readBack`). */
+export const shipmentRecords = (db: Executor, storeId: number) =>
   db.selectFrom("shipments as s").innerJoin("orders as o", "o.id", "s.order_id").selectAll("s").select("o.external_id as order_external_id").where("s.store_id", "=", storeId);
-
-/** The shipment with its order's external id, for reading back. */
-export function findShipmentRecord(db: Executor, storeId: number, externalId: string) {
-  return shipmentRecords(db, storeId).where("s.external_id", "=", externalId).executeTakeFirst();
-}
-
-/** A page of the store's shipments as they are read back, in the order they changed (see `inWindow`). */
-export function listShipmentRecords(db: Executor, storeId: number, window: PageWindow) {
-  return inWindow(shipmentRecords(db, storeId), "s", window).execute();
-}
+export type ShipmentRecordRow = Awaited<ReturnType<ReturnType<typeof shipmentRecords>["executeTakeFirstOrThrow"]>>;

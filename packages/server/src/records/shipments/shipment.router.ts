@@ -1,7 +1,7 @@
 import { shipmentInputSchema, shipmentPageSchema, shipmentRecordSchema, shipmentSchema } from "@commerce-ingest/shared";
 import { AppError } from "../../errors.js";
 import { router } from "../../trpc.js";
-import { batchProcedure, getProcedure, listProcedure, upsertProcedure, upsertSpec } from "../procedures.js";
+import { batchProcedure, readProcedures, upsertProcedure, upsertSpec } from "../procedures.js";
 import * as shipments from "./shipment.service.js";
 
 export const shipmentUpsert = upsertSpec({
@@ -33,14 +33,7 @@ export const shipmentUpsert = upsertSpec({
 });
 
 export const shipmentRouter = router({
-  list: listProcedure({ resource: "shipments", summary: "List shipments, in the order they changed", output: shipmentPageSchema, list: (call, request) => shipments.listShipments(call.db, call.store, request) }),
-  retrieve: getProcedure({
-    resource: "shipments",
-    summary: "Read a shipment back, with its order's external_id",
-    output: shipmentRecordSchema,
-    notFound: "SHIPMENT_NOT_FOUND",
-    get: (call, externalId) => shipments.getShipment(call.db, call.store, externalId),
-  }),
+  ...readProcedures({ resource: "shipments", summaries: { list: "List shipments, in the order they changed", retrieve: "Read a shipment back, with its order's external_id" }, record: shipmentRecordSchema, page: shipmentPageSchema, read: shipments.shipmentReadBack }),
   upsert: upsertProcedure(shipmentUpsert),
   batch: batchProcedure(shipmentUpsert),
 });

@@ -1,5 +1,4 @@
-import type { Page, Shipment, ShipmentInput, ShipmentRecord } from "@commerce-ingest/shared";
-import { unstorableText } from "../../text.js";
+import type { Shipment, ShipmentInput, ShipmentRecord } from "@commerce-ingest/shared";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import type { StoreContext } from "../../tenancy/store-context.js";
 import type { TriggerOptions } from "../../automations/triggers.js";
@@ -8,23 +7,13 @@ import { inStatement, inTransaction } from "../../db/transaction.js";
 import type { Db, ShipmentRow } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import { byShape, inOneGroup, inOneStatement, orStored, presentOnly, sharedOptionalColumns } from "../fields.js";
-import { listPage, type PageRequest } from "../pages.js";
-import type { PageWindow } from "../../db/pages.js";
+import { readBack } from "../read-back.js";
 import * as repo from "./shipment.repository.js";
 
-/** The stored shipment, read back with its order's external id (404 `Shipment not found` when there is none). */
-export async function getShipment(db: Db, store: StoreContext, externalId: string): Promise<ShipmentRecord> {
-  const row = unstorableText(externalId) ? undefined : await repo.findShipmentRecord(db, store.id, externalId);
-  if (!row) throw new AppError("SHIPMENT_NOT_FOUND");
-  return toShipmentRecord(row);
-}
+/** Shipments read back with their orders' external ids (404 `Shipment not found` for an unknown one). */
+export const shipmentReadBack = readBack({ table: "shipments", alias: "s", notFound: "SHIPMENT_NOT_FOUND", rows: repo.shipmentRecords, toRecord: toShipmentRecord });
 
-/** A page of the store's shipments, read back, in the order they changed. */
-export async function listShipments(db: Db, store: StoreContext, request: PageRequest): Promise<Page<ShipmentRecord>> {
-  return listPage(db, "shipments", store.id, request, (window: PageWindow) => repo.listShipmentRecords(db, store.id, window), toShipmentRecord);
-}
-
-function toShipmentRecord(row: NonNullable<Awaited<ReturnType<typeof repo.findShipmentRecord>>>): ShipmentRecord {
+function toShipmentRecord(row: repo.ShipmentRecordRow): ShipmentRecord {
   return {
     ...toShipment(row),
     order_external_id: row.order_external_id,
