@@ -10,7 +10,7 @@ import { orderInputSchema, type OrderInput } from "@commerce-ingest/shared";
 import type { StoreContext } from "../src/tenancy/store-context.js";
 import { openDatabase } from "../src/db/index.js";
 import { parseBody } from "../src/records/body.js";
-import { upsertOrder, upsertOrders } from "../src/records/orders/order.service.js";
+import { upsertOrders } from "../src/records/orders/order.service.js";
 
 const [url, storeId, seconds, connections, prefix, only] = process.argv.slice(2);
 if (!url || !storeId || !seconds || !connections || !prefix) throw new Error("usage: push-sql.ts <DATABASE_URL | embedded:<data dir>> <store_id> <seconds> <connections> <prefix> [single|batch]");
@@ -54,7 +54,7 @@ try {
     return records / ((Date.now() - started) / 1000);
   };
   /** A single push, as the bench's scenario sends them from `connections` loops. */
-  const single = (tag: string) => async (i: number) => (await upsertOrder(database.db, store, order(`${prefix}-${tag}${i}`, i), options), 1);
+  const single = (tag: string) => async (i: number) => (await upsertOrders(database.db, store, [order(`${prefix}-${tag}${i}`, i)], options), 1);
   /** A batch of 1,000 orders, as the bench's batch scenario sends them from two loops. */
   const batch = (tag: string) => async (b: number) => {
     const orders = Array.from({ length: 1000 }, (_, i) => order(`${prefix}-${tag}${b}-${i}`, b * 1000 + i));

@@ -174,11 +174,16 @@ export const isForeignKeyViolation = (error: unknown): boolean => error instance
  */
 export const freshOrFail = (fresh: RawBuilder<boolean>): RawBuilder<boolean> => sql<boolean>`fresh_or_fail(${fresh})`;
 
+/**
+ * True unless the statement is `strict` and its CTE `cte` wrote fewer rows
+ * than it was given (`rows`): with `freshOrFail`, a write of many records that
+ * fails whole when one is older than its stored record.
+ */
+export const allWritten = (strict: unknown, rows: unknown, cte: string): RawBuilder<boolean> =>
+  sql<boolean>`(not ${strict}::boolean or (select count(*) from ${sql.table(cte)}) = ${rows}::bigint)`;
+
 /** The failure `freshOrFail` raises. */
 export const isStaleWriteError = (error: unknown): boolean => error instanceof Error && "code" in error && error.code === "P0S01";
-
-/** The failure `order_or_fail()` raises: a shipment's order does not exist. */
-export const isOrderMissingError = (error: unknown): boolean => error instanceof Error && "code" in error && error.code === "P0S02";
 
 /**
  * Of these pushes, the keys whose stored record says it changed after the

@@ -52,19 +52,32 @@ export async function inOneStatement<T>(db: Db, work: (db: Db) => Promise<T>): P
   }
 }
 
+/** For a strict write's `catch`: a stale write comes to nothing (`undefined`), any other failure stays one. */
+export function noneIfStale(error: unknown): undefined {
+  if (error instanceof StaleWrite) return undefined;
+  throw error;
+}
+
 /**
- * Runs a write; when it turns out stale, answers the stored record instead,
- * marked so the response can say `X-Stale-Write: ignored`.
+ * Each push's answer, in order, by its key: its record as written (created or
+ * updated), else as stored (a stale write, which changed nothing).
  */
-export async function orStored<R>(write: () => Promise<R>, stored: () => Promise<R | undefined>): Promise<R & { stale: boolean }> {
-  try {
-    return { ...(await write()), stale: false };
-  } catch (error) {
-    if (!(error instanceof StaleWrite)) throw error;
-    const found = await stored();
-    if (found === undefined) throw error;
-    return { ...found, stale: true };
-  }
+export function recordAnswers<Row, Record>(
+  keys: readonly string[],
+  written: ReadonlyArray<Row & { inserted: boolean }>,
+  stored: readonly Row[],
+  keyOf: (row: Row) => string,
+  toRecord: (row: Row) => Record,
+): Array<{ record: Record; created: boolean; stale: boolean }> {
+  const writtenBy = new Map(written.map((row) => [keyOf(row), row]));
+  const storedBy = new Map(stored.map((row) => [keyOf(row), row]));
+  return keys.map((key) => {
+    const row = writtenBy.get(key);
+    if (row) return { record: toRecord(row), created: row.inserted, stale: false };
+    const found = storedBy.get(key);
+    if (!found) throw new Error("a record was neither written nor found");
+    return { record: toRecord(found), created: false, stale: true };
+  });
 }
 
 /** The given fields that are not `undefined`: what a merge writes. */
@@ -91,11 +104,7 @@ export function byShape<W extends object>(writes: readonly W[], fields: (write: 
   return [...shapes.values()].map((group) => group.sort(order));
 }
 
-/**
- * The writes of a batch (grouped by `byShape`) when one statement can write
- * them all: one set of fields, and no source time, so nothing is to be checked
- * against the stored records before writing. Otherwise nothing.
- */
-export function inOneGroup<W>(groups: readonly W[][], inputs: ReadonlyArray<{ source_updated_at?: string | undefined }>): W[] | undefined {
-  return groups.length === 1 && inputs.every((input) => input.source_updated_at === undefined) ? groups[0] : undefined;
+/** The writes (grouped by `byShape`) when they are of one set of fields, so one statement writes them all; otherwise nothing. */
+export function onlyGroup<W>(groups: readonly W[][]): W[] | undefined {
+  return groups.length === 1 ? groups[0] : undefined;
 }

@@ -102,8 +102,26 @@ export type UpsertSpec<Body extends z.ZodType, Record extends object> = {
  * contract's check order (key, rate limit, store, body, rules), the body parsed
  * once, and 201 when the record was created, 200 when it was updated.
  */
-/** An upsert, declared once for the single push and the batch (typed by its body schema). */
-export const upsertSpec = <Body extends z.ZodType, Record extends object>(spec: UpsertSpec<Body, Record>) => spec;
+/**
+ * An upsert, declared once for the single push and the batch (typed by its
+ * body schema) from the resource's one write (`write`, see `writeRecords`):
+ * a push is a set of one.
+ */
+export const upsertSpec = <Body extends z.ZodType, Record extends object>(
+  spec: Omit<UpsertSpec<Body, Record>, "upsert" | "upsertMany"> & { write: NonNullable<UpsertSpec<Body, Record>["upsertMany"]> },
+): UpsertSpec<Body, Record> => {
+  const { write, ...rest } = spec;
+  return {
+    ...rest,
+    upsert: async (call, body) => {
+      const [result] = await write(call, [body]);
+      if (result === undefined) throw new Error("a push was not answered");
+      if (result instanceof AppError) throw result;
+      return result;
+    },
+    upsertMany: write,
+  };
+};
 
 export function upsertProcedure<Body extends z.ZodType, Record extends object>(spec: UpsertSpec<Body, Record>) {
   const { upsertMany } = spec;

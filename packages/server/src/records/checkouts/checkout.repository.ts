@@ -1,10 +1,10 @@
 import type { CheckoutStatus } from "@commerce-ingest/shared";
-import { sql, type Insertable } from "kysely";
+import { sql, type QueryCreator } from "kysely";
 import { withTriggers } from "../../automations/triggers.js";
-import { arrayColumns, carriedColumns, freshOrFail, linkedByKey, mergedColumns, notStale, notStaleFor, now, overTables, rowValues, unnestRows, wasInserted } from "../../db/sql.js";
-import { onlyRow, statement } from "../../db/statement.js";
-import { fieldsOf, withCustomers, type CustomersToWrite } from "../customers/customer.repository.js";
-import type { CheckoutTable, Executor } from "../../db/types.js";
+import { allWritten, arrayColumns, carriedColumns, freshOrFail, linkedByKey, mergedColumns, notStale, notStaleFor, now, overTables, rowValues, unnestRows, wasInserted } from "../../db/sql.js";
+import { statement, type ValueOf } from "../../db/statement.js";
+import { fieldsOf, withCustomers, type CustomersToWrite, type CustomerWrite } from "../customers/customer.repository.js";
+import type { CheckoutRow, Database, Executor } from "../../db/types.js";
 import type { SharedOptionalColumns } from "../fields.js";
 
 export type CheckoutWrite = {
@@ -16,8 +16,8 @@ export type CheckoutWrite = {
   source_updated_at?: string;
 } & SharedOptionalColumns;
 
-/** A checkout's write as plain values (its tags as a list), for `upsertCheckouts`. */
-export type CheckoutValues = Omit<CheckoutWrite, "tags"> & { tags?: readonly string[] };
+/** A checkout's write as plain values (its tags as a list), for `writeCheckouts`; its customer's id only when that is stored already. */
+export type CheckoutValues = Omit<CheckoutWrite, "tags" | "customer_id"> & { customer_id?: number; tags?: readonly string[] };
 
 /** The SQL type of each column a checkout's write can carry. */
 const checkoutTypes: Record<keyof CheckoutValues, string> = {
@@ -33,45 +33,64 @@ const checkoutTypes: Record<keyof CheckoutValues, string> = {
   line_items: "jsonb",
 };
 
-/** The checkouts one statement writes (their customers written by an earlier one), and their store's triggers. */
-export type CheckoutsToWrite = { storeId: number; checkouts: readonly CheckoutValues[]; backfill: boolean; recoveryDelaySeconds: number };
+/**
+ * The checkouts one statement writes, as `OrdersToWrite` (their customers
+ * with them, or each linked to a stored one; `strict`), and their store's
+ * recovery delay.
+ */
+export type CheckoutsToWrite = {
+  storeId: number;
+  checkouts: readonly CheckoutValues[];
+  writes?: readonly CustomerWrite[];
+  customerKeys?: readonly string[];
+  backfill: boolean;
+  strict: boolean;
+  recoveryDelaySeconds: number;
+};
 
 /**
- * Inserts or updates these checkouts in one statement, their rows passed as
- * one array per column (`unnest`): the same statement text for any number of
- * checkouts. Every write carries the same fields (absent ones keep their
- * stored value) and its own key; keys are distinct. Nothing comes back for a
- * write older than the stored checkout. See `checkoutUpsert` for the status.
- * The same statement records what the checkouts written trigger (see `withTriggers`).
+ * Writes checkouts in one statement, atomic by itself, whichever entry they
+ * came from (a push is a set of one), as `writeOrders` writes orders: their
+ * customers when they carry them (CTE `customer`), the checkouts (CTE `chk`;
+ * see `checkoutMerge` for the status), the recoveries they cancel when they
+ * are not abandoned and the jobs they call for (contact syncs and
+ * recoveries), chosen in SQL. Built once per set of fields (see `statement`).
  */
-export function upsertCheckouts(db: Executor, push: CheckoutsToWrite) {
-  if (push.checkouts.length === 0) return Promise.resolve([]);
-  return upsertCheckoutsStatement(db, push);
+export async function writeCheckouts(db: Executor, push: CheckoutsToWrite): Promise<Array<CheckoutRow & { inserted: boolean }>> {
+  if (push.checkouts.length === 0) return [];
+  const rows = await writeCheckoutsStatement(db, push);
+  return rows.filter((row): row is typeof row & CheckoutRow & { inserted: boolean } => row.id !== null);
 }
 
-/** `upsertCheckouts`' statement, built once per set of fields (see `statement`). */
-const upsertCheckoutsStatement = statement(
-  ({ checkouts }: CheckoutsToWrite) => carriedColumns(checkouts).join(),
-  (db, value, { checkouts }) => {
+const writeCheckoutsStatement = statement(
+  ({ writes, checkouts }: CheckoutsToWrite) => `${writes ? fieldsOf(writes).join() : "linked"}|${carriedColumns(checkouts).join()}`,
+  (db, value, { writes, checkouts }) => {
     const columns = ["external_id", ...carriedColumns(checkouts)] as (keyof CheckoutValues)[];
     const store = { id: value((args) => args.storeId), recoveryDelaySeconds: value((args) => args.recoveryDelaySeconds) };
-    const written = db.with("chk", (qc) =>
-      overTables(qc)
+    const withCustomer = writes !== undefined;
+    const customerId = withCustomer ? (["customer_id"] as const) : [];
+    // The customers' CTEs are read by name in SQL only (the link by key, the triggers): kysely needs not know them.
+    const base: QueryCreator<Database> = withCustomer ? (withCustomers(db, value as ValueOf<CheckoutsToWrite & CustomersToWrite>, fieldsOf(writes)) as unknown as QueryCreator<Database>) : db;
+    const written = base.with("chk", (qc) =>
+      qc
         .insertInto("checkouts")
-        .columns(["store_id", "status", ...columns])
+        .columns(["store_id", "status", ...columns, ...customerId])
         .expression(
           unnestRows(
             [sql`${store.id}::bigint`, sql`'abandoned'`],
             arrayColumns(value, checkoutTypes, columns, (args) => args.checkouts),
+            withCustomer ? linkedByKey(value((args) => args.customerKeys), "customer") : {},
           ),
         )
-        .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(checkoutMerge(carriedColumns(checkouts))).where(notStale("checkouts")))
+        .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(checkoutMerge([...carriedColumns(checkouts), ...customerId])).where(notStale("checkouts")))
         .returningAll()
         .returning(wasInserted.as("inserted")),
     );
-    return withTriggers(written, { tables: ["chk"] }, store, { backfill: value((args) => args.backfill) })
-      .selectFrom("chk")
-      .selectAll();
+    return withTriggers(written, { tables: withCustomer ? ["customer", "chk"] : ["chk"] }, store, { backfill: value((args) => args.backfill) })
+      .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
+      .leftJoin("chk", (join) => join.onTrue())
+      .selectAll("chk")
+      .select(freshOrFail(allWritten(value((args) => args.strict), value((args) => args.checkouts.length), "chk")).as("fresh"));
   },
 );
 
@@ -89,93 +108,6 @@ function checkoutMerge(columns: readonly string[]) {
     entered_abandoned: sql<boolean>`checkouts.status = 'active'`,
   };
 }
-
-/** Checkouts written with their customers in one statement (see `upsertCheckoutsWithCustomers`): each checkout's customer by key. */
-export type CheckoutsWithCustomers = CustomersToWrite & {
-  checkouts: ReadonlyArray<Omit<CheckoutValues, "customer_id">>;
-  customerKeys: readonly string[];
-  backfill: boolean;
-  recoveryDelaySeconds: number;
-};
-
-/**
- * Checkouts and their customers in one statement, atomic by itself: the
- * customers and contacts (as `upsertCustomers` writes them, CTE `customer`),
- * the checkouts (as `upsertCheckouts`, each linked to its customer by key,
- * CTE `chk`), the recoveries they cancel when they are not abandoned and the
- * jobs they call for (contact syncs and recoveries), chosen in SQL. For writes
- * that carry no source time (nothing to check before them) of one set of
- * fields each; built once per those sets (see `statement`).
- */
-export function upsertCheckoutsWithCustomers(db: Executor, push: CheckoutsWithCustomers) {
-  return upsertCheckoutsWithCustomersStatement(db, push);
-}
-
-const upsertCheckoutsWithCustomersStatement = statement(
-  ({ writes, checkouts }: CheckoutsWithCustomers) => `${fieldsOf(writes).join()}|${carriedColumns(checkouts).join()}`,
-  (db, value, { writes, checkouts }) => {
-    const columns = ["external_id", ...carriedColumns(checkouts)] as (keyof CheckoutsWithCustomers["checkouts"][number])[];
-    const store = { id: value((args) => args.storeId), recoveryDelaySeconds: value((args) => args.recoveryDelaySeconds) };
-    const options = { backfill: value((args) => args.backfill) };
-    const written = withCustomers(db, value, fieldsOf(writes)).with("chk", (qc) =>
-        overTables(qc)
-          .insertInto("checkouts")
-          .columns(["store_id", "status", ...columns, "customer_id"])
-          .expression(
-            unnestRows(
-              [sql`${store.id}::bigint`, sql`'abandoned'`],
-              arrayColumns(value, checkoutTypes, columns, (args) => args.checkouts),
-              linkedByKey(value((args) => args.customerKeys), "customer"),
-            ),
-          )
-          .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(checkoutMerge([...carriedColumns(checkouts), "customer_id"])).where(notStale("checkouts")))
-          .returningAll()
-          .returning(wasInserted.as("inserted")),
-      );
-    return withTriggers(written, { tables: ["customer", "chk"] }, store, options)
-      .selectFrom("chk")
-      .selectAll();
-  },
-);
-
-/** What one checkout's push writes (see `upsertCheckoutAlone`): its customer, the checkout (its tags as a list), and its store's triggers. */
-export type CheckoutAlone = CustomersToWrite & { checkout: Omit<CheckoutValues, "customer_id">; backfill: boolean; recoveryDelaySeconds: number };
-
-/**
- * One checkout's push in one statement: its customer and contact (as
- * `upsertCustomers` writes them, CTE `customer`), the checkout (as
- * `upsertCheckouts`, CTE `chk`), the pending recovery it cancels when it left
- * `abandoned`, and the jobs it calls for (contact sync and recovery, chosen in
- * SQL). A write older than the stored checkout fails the statement with a
- * stale write, and nothing of it stays. Built once per set of the customer's
- * and the checkout's fields (see `statement`).
- */
-export function upsertCheckoutAlone(db: Executor, push: CheckoutAlone) {
-  return onlyRow(upsertCheckoutAloneStatement(db, push), "a checkout's statement");
-}
-
-const upsertCheckoutAloneStatement = statement(
-  ({ writes, checkout }: CheckoutAlone) => `${fieldsOf(writes).join()}|${Object.keys(checkout).join()}`,
-  (db, value, { writes, checkout }) => {
-    const store = { id: value((args) => args.storeId), recoveryDelaySeconds: value((args) => args.recoveryDelaySeconds) };
-    const options = { backfill: value((args) => args.backfill) };
-    const columns = Object.keys(checkout) as (keyof CheckoutAlone["checkout"])[];
-    const row = rowValues(value, checkoutTypes, columns, (args) => args.checkout);
-    const written = withCustomers(db, value, fieldsOf(writes)).with("chk", (qc) =>
-        overTables(qc)
-          .insertInto("checkouts")
-          .values({ store_id: store.id, status: sql.lit("abandoned"), ...row, customer_id: sql<number>`(select id from customer)` } as Insertable<CheckoutTable>)
-          .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(checkoutMerge([...columns.filter((column) => column !== "external_id"), "customer_id"])).where(notStale("checkouts")))
-          .returningAll()
-          .returning(wasInserted.as("inserted")),
-      );
-    return withTriggers(written, { tables: ["customer", "chk"] }, store, options)
-      .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
-      .leftJoin("chk", (join) => join.onTrue())
-      .selectAll("chk")
-      .select(freshOrFail(sql<boolean>`chk.id is not null`).as("fresh"));
-  },
-);
 
 export function findCheckouts(db: Executor, storeId: number, externalIds: readonly string[]) {
   if (externalIds.length === 0) return Promise.resolve([]);

@@ -21,12 +21,7 @@ export const checkoutUpsert = upsertSpec({
     line_items: [{ sku: "MUG-1", title: "Mug", quantity: 1, price: 89.9 }],
   },
   output: checkoutSchema,
-  upsert: async (call, body) => {
-    const { checkout, created, stale } = await checkouts.upsertCheckout(call.db, call.store, body, call.options);
-    return { record: checkout, created, stale };
-  },
-  upsertMany: async (call, bodies) =>
-    (await checkouts.upsertCheckouts(call.db, call.store, bodies, call.options)).map(({ checkout, created, stale }) => ({ record: checkout, created, stale })),
+  write: (call, bodies) => checkouts.upsertCheckouts(call.db, call.store, bodies, call.options),
 });
 
 export const checkoutRouter = router({

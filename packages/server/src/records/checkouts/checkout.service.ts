@@ -2,14 +2,16 @@ import type { Checkout, CheckoutInput, CheckoutPatch, CheckoutRecord } from "@co
 import type { StoreContext } from "../../tenancy/store-context.js";
 import type { TriggerOptions } from "../../automations/triggers.js";
 import { olderThanStored } from "../../db/sql.js";
-import { inStatement, inTransaction } from "../../db/transaction.js";
+import { inStatement } from "../../db/transaction.js";
 import type { CheckoutRow, Db } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
-import { customerWrite, embeddedInOneGroup, upsertEmbeddedCustomers } from "../customers/customer.service.js";
-import { byShape, inOneGroup, inOneStatement, orStored, presentOnly, sharedOptionalColumns } from "../fields.js";
+import { embeddedInOneGroup, upsertEmbeddedCustomers } from "../customers/customer.service.js";
+import type { Upserted } from "../calls.js";
+import { byShape, onlyGroup, presentOnly, sharedOptionalColumns } from "../fields.js";
+import { inGroups, writeRecords } from "../write-path.js";
 import { readBack } from "../read-back.js";
 import * as repo from "./checkout.repository.js";
 
@@ -42,7 +44,7 @@ export function toCheckout(row: CheckoutRow): Checkout {
 }
 
 /** What an upsert writes of a checkout (its tags as a list); absent fields are left out, so they keep their stored value. */
-function checkoutFields(input: CheckoutInput): Omit<repo.CheckoutValues, "customer_id"> {
+function checkoutFields(input: CheckoutInput): repo.CheckoutValues {
   return {
     external_id: input.external_id,
     abandoned_at: input.abandoned_at,
@@ -53,94 +55,29 @@ function checkoutFields(input: CheckoutInput): Omit<repo.CheckoutValues, "custom
 }
 
 /**
- * The checkout and its embedded customer (upserted by the key rule and
- * linked), the recovery it schedules or cancels and the contact sync it calls
- * for, in one statement: one round trip, no transaction to open or commit.
+ * Checkouts with distinct external_ids, each with its embedded customer
+ * (upserted by the key rule and linked), the recoveries they schedule or
+ * cancel and the contact syncs they call for, by the one write path (see
+ * `writeRecords`), as `upsertOrders` writes orders.
  */
-export async function upsertCheckout(
-  db: Db,
-  store: StoreContext,
-  input: CheckoutInput,
-  options: TriggerOptions,
-): Promise<{ checkout: Checkout; created: boolean; stale: boolean }> {
-  return orStored(
-    async () => {
-      // An embedded customer follows its checkout: the checkout's source time decides.
-      const customer = customerWrite({ ...input.customer, source_updated_at: undefined });
-      const { fresh: _fresh, inserted, ...row } = await inOneStatement(db, (db) =>
-        repo.upsertCheckoutAlone(db, {
-          storeId: store.id,
-          writes: [customer],
-          checkout: checkoutFields(input),
-          backfill: options.backfill,
-          recoveryDelaySeconds: store.recoveryDelaySeconds,
-        }),
-      );
-      if (row.id === null) throw new Error("a checkout was not written");
-      return { checkout: toCheckout(row as CheckoutRow), created: inserted === true };
-    },
-    async () => {
-      const row = await repo.findCheckout(db, store.id, input.external_id);
-      return row && { checkout: toCheckout(row), created: false };
-    },
-  );
-}
-
-/**
- * Many checkouts with distinct external_ids (a batch, or pushes written
- * together): in one statement when they carry no source time and one set of
- * fields (`upsertCheckoutsWithCustomers`), else in a constant number of
- * statements in a transaction: the customers, the checkouts (one statement
- * per set of fields sent), the recoveries cancelled and the jobs. Each is
- * stored and triggers as it would pushed alone.
- */
-export async function upsertCheckouts(
-  db: Db,
-  store: StoreContext,
-  inputs: readonly CheckoutInput[],
-  options: TriggerOptions,
-): Promise<Array<{ checkout: Checkout; created: boolean; stale: boolean }>> {
-  const checkouts = inOneGroup(byShape(inputs.map(checkoutFields), (write) => write, (write) => write.external_id), inputs);
+export function upsertCheckouts(db: Db, store: StoreContext, inputs: readonly CheckoutInput[], options: TriggerOptions): Promise<Array<Upserted<Checkout> | AppError>> {
+  const checkouts = onlyGroup(byShape(inputs.map(checkoutFields), (write) => write, (write) => write.external_id));
   const customers = checkouts && embeddedInOneGroup(inputs, checkouts);
-  // Checkouts with no source time, and their customers, of one set of fields each: nothing to check before writing
-  // them, so one statement writes them all, atomic by itself (no transaction to open and commit).
-  if (customers && checkouts) {
-    const rows = await inStatement(db, (db) =>
-      repo.upsertCheckoutsWithCustomers(db, {
-        storeId: store.id,
-        writes: customers.writes,
-        checkouts,
-        customerKeys: customers.keys,
-        backfill: options.backfill,
-        recoveryDelaySeconds: store.recoveryDelaySeconds,
-      }),
-    );
-    const written = new Map(rows.map((row) => [row.external_id, row]));
-    return inputs.map((input) => {
-      const row = written.get(input.external_id);
-      if (!row) throw new Error("a checkout was not written");
-      return { checkout: toCheckout(row), created: row.inserted, stale: false };
-    });
-  }
-  return inTransaction(db, async (trx) => {
-    // A record older than the stored one is not applied: nothing of it is written, its customer included.
-    const older = await olderThanStored(trx, "checkouts", store.id, inputs);
-    const applied = inputs.filter((input) => !older.has(input.external_id));
-    const customers = await upsertEmbeddedCustomers(trx, store, applied.map((input) => input.customer), options);
-    const written = new Map<string, CheckoutRow & { inserted: boolean }>();
-    const writes = applied.map((input) => ({ ...checkoutFields(input), customer_id: customers.rowOf(input.customer).id }));
-    for (const group of byShape(writes, (write) => write, (write) => write.external_id)) {
-      const push = { storeId: store.id, checkouts: group, backfill: options.backfill, recoveryDelaySeconds: store.recoveryDelaySeconds };
-      for (const row of await repo.upsertCheckouts(trx, push)) written.set(row.external_id, row);
-    }
-    const stale = new Map((await repo.findCheckouts(trx, store.id, inputs.map((input) => input.external_id).filter((id) => !written.has(id)))).map((row) => [row.external_id, row]));
-    return inputs.map((input) => {
-      const row = written.get(input.external_id);
-      if (row) return { checkout: toCheckout(row), created: row.inserted, stale: false };
-      const stored = stale.get(input.external_id);
-      if (!stored) throw new Error("a checkout was neither written nor found");
-      return { checkout: toCheckout(stored), created: false, stale: true };
-    });
+  const write = { storeId: store.id, backfill: options.backfill, recoveryDelaySeconds: store.recoveryDelaySeconds };
+  return writeRecords(db, {
+    keys: inputs.map((input) => input.external_id),
+    together: customers && checkouts && ((db) => repo.writeCheckouts(db, { ...write, checkouts, writes: customers.writes, customerKeys: customers.keys, strict: true })),
+    separately: async (trx) => {
+      // A record older than the stored one is not applied: nothing of it is written, its customer included.
+      const older = await olderThanStored(trx, "checkouts", store.id, inputs);
+      const applied = inputs.filter((input) => !older.has(input.external_id));
+      const customers = await upsertEmbeddedCustomers(trx, store, applied.map((input) => input.customer), options);
+      const linked = applied.map((input) => ({ ...checkoutFields(input), customer_id: customers.rowOf(input.customer).id }));
+      return inGroups(linked, (checkout) => checkout.external_id, (checkouts) => repo.writeCheckouts(trx, { ...write, checkouts, strict: false }));
+    },
+    stored: (db, keys) => repo.findCheckouts(db, store.id, keys),
+    keyOf: (row) => row.external_id,
+    toRecord: toCheckout,
   });
 }
 

@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from "kysely";
-import { onlyRow, statement, type ValueOf } from "../../db/statement.js";
-import type { Executor, Trx } from "../../db/types.js";
-import { arrayParameter, freshOrFail, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted } from "../../db/sql.js";
+import { statement, type ValueOf } from "../../db/statement.js";
+import type { CustomerRow, Executor, Trx } from "../../db/types.js";
+import { allWritten, arrayParameter, freshOrFail, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted } from "../../db/sql.js";
 import { withTriggers } from "../../automations/triggers.js";
 import { inWindow, type PageWindow } from "../../db/pages.js";
 import { LockOrderConflict } from "../../db/transaction.js";
@@ -53,42 +53,29 @@ export type CustomerWrite = { key: { external_id: string; keyed_by_phone: boolea
  * chosen in SQL (as a customer's push alone chooses it).
  *
  * Every write carries the same fields (absent ones keep their stored value)
- * and its own key: a key twice in one statement is refused by PostgreSQL.
+ * and its own key: a key twice in one statement is refused by PostgreSQL. A
+ * push is a set of one.
  */
-export async function upsertCustomers(db: Executor, push: CustomersToWrite & { backfill: boolean }) {
+export async function writeCustomers(db: Executor, push: CustomersToWrite & { backfill: boolean; strict: boolean }): Promise<Array<CustomerRow & { inserted: boolean }>> {
   if (push.writes.length === 0) return [];
-  return upsertCustomersStatement(db, push);
+  const rows = await writeCustomersStatement(db, push);
+  return rows.filter((row): row is typeof row & CustomerRow & { inserted: boolean } => row.id !== null);
 }
-
-/** `upsertCustomers`' statement, with the contact syncs the writes call for (see `withCustomerSyncs`); built once per set of fields (see `statement`). */
-const upsertCustomersStatement = statement(
-  ({ writes }: CustomersToWrite & { backfill: boolean }) => fieldsOf(writes).join(),
-  (db, value, { writes }) =>
-    withCustomerSyncs(db, value, fieldsOf(writes))
-      .selectFrom("customer")
-      // Nothing comes back for a write older than the stored customer.
-      .selectAll(),
-);
 
 /**
- * One customer's push in one statement: the customer and its contact (as
- * `upsertCustomers` writes them) and its contact sync, chosen in SQL from the
- * written `customer`. A write older than the stored customer fails the
- * statement with a stale write, and nothing of it stays. Built once per set of
- * fields (see `statement`).
+ * `writeCustomers`' statement, with the contact syncs the writes call for (see
+ * `withCustomerSyncs`). `strict`: a write older than its stored customer
+ * fails the whole statement (a stale write), and nothing of it stays;
+ * otherwise nothing comes back for it. Built once per set of fields (see `statement`).
  */
-export function upsertCustomerAlone(db: Executor, push: CustomersToWrite & { backfill: boolean }) {
-  return onlyRow(upsertCustomerAloneStatement(db, push), "a customer's statement");
-}
-
-const upsertCustomerAloneStatement = statement(
-  ({ writes }: CustomersToWrite & { backfill: boolean }) => fieldsOf(writes).join(),
+const writeCustomersStatement = statement(
+  ({ writes }: CustomersToWrite & { backfill: boolean; strict: boolean }) => fieldsOf(writes).join(),
   (db, value, { writes }) =>
     withCustomerSyncs(db, value, fieldsOf(writes))
       .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
       .leftJoin("customer", (join) => join.onTrue())
       .selectAll("customer")
-      .select(freshOrFail(sql<boolean>`customer.id is not null`).as("fresh")),
+      .select(freshOrFail(allWritten(value((args) => args.strict), value((args) => args.writes.length), "customer")).as("fresh")),
 );
 
 /** `withCustomers` with what the customers written trigger (see `withTriggers`). */
@@ -194,22 +181,11 @@ function profileChanged(columns: readonly (keyof CustomerFields)[]): RawBuilder<
   return sql<boolean>`(${sql.join(changed, sql` or `)})`;
 }
 
-/** True when the customer with this key was erased after `time`: a push from before the erasure must not bring it back. */
-export async function erasedAfter(db: Executor, storeId: number, externalId: string, time: string): Promise<boolean> {
-  const erased = await db
-    .selectFrom("customers")
-    .select("id")
-    .where("store_id", "=", storeId)
-    .where("external_id", "=", externalId)
-    .where("deleted_at", ">", sql<Date>`${time}::timestamptz`)
-    // Created anew since: then the push is judged against that customer, as any other.
-    .where((eb) => eb.not(eb.exists(eb.selectFrom("customers as active").select("active.id").where("active.store_id", "=", storeId).where("active.external_id", "=", externalId).where("active.deleted_at", "is", null))))
-    .limit(1)
-    .executeTakeFirst();
-  return erased !== undefined;
-}
-
-/** Of these (external_id, time) pairs, the external_ids whose customer was erased after the time (see `erasedAfter`). */
+/**
+ * Of these (external_id, time) pairs, the external_ids whose customer was
+ * erased after the time: a push from before the erasure must not bring it
+ * back. A customer created anew since is judged as any other.
+ */
 export async function erasedAfterMany(db: Executor, storeId: number, pushes: ReadonlyArray<{ externalId: string; time: string }>): Promise<Set<string>> {
   if (pushes.length === 0) return new Set();
   const pairs = sql.join(pushes.map(({ externalId, time }) => sql`(${externalId}::text, ${time}::timestamptz)`));

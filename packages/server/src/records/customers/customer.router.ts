@@ -25,13 +25,8 @@ export const customerUpsert = upsertSpec({
     orders_count: 3,
   },
   output: customerSchema,
-  upsert: async (call, body) => {
-    const { customer, created, stale } = await customers.upsertCustomer(call.db, call.store, body, call.options);
-    return { record: customer, created, stale };
-  },
   keyOf: customers.customerKey,
-  upsertMany: async (call, bodies) =>
-    (await customers.upsertCustomers(call.db, call.store, bodies, call.options)).map(({ customer, created, stale }) => ({ record: customer, created, stale })),
+  write: (call, bodies) => customers.upsertCustomers(call.db, call.store, bodies, call.options),
 });
 
 export const customerRouter = router({

@@ -6,8 +6,10 @@ import { customerErased } from "../../automations/erasure.js";
 import type { TriggerOptions } from "../../automations/triggers.js";
 import type { CustomerRow, Db, Executor } from "../../db/types.js";
 import { olderThanStored } from "../../db/sql.js";
-import { inStatement, inTransaction } from "../../db/transaction.js";
-import { byShape, inOneGroup, inOneStatement, orStored, presentOnly, uniqueTags } from "../fields.js";
+import { inTransaction } from "../../db/transaction.js";
+import type { Upserted } from "../calls.js";
+import { byShape, onlyGroup, presentOnly, uniqueTags } from "../fields.js";
+import { writeRecords } from "../write-path.js";
 import { unstorableText } from "../../text.js";
 import { listPage } from "../pages.js";
 import type { ReadBack } from "../read-back.js";
@@ -67,7 +69,7 @@ export async function upsertCustomersIn(
   // all together first, so that two batches sharing contacts never wait for each other in a cycle.
   if (groups.length > 1) await repo.takeContacts(trx, store.id, inputs.map((input) => input.phone));
   for (const writes of groups) {
-    for (const row of await repo.upsertCustomers(trx, { storeId: store.id, writes, backfill: options.backfill })) rows.set(row.external_id ?? "", row);
+    for (const row of await repo.writeCustomers(trx, { storeId: store.id, writes, backfill: options.backfill, strict: false })) rows.set(row.external_id ?? "", row);
   }
   return rows;
 }
@@ -112,13 +114,13 @@ export function mergeEmbedded(customers: readonly CustomerInput[]): CustomerInpu
  * The customers embedded in records that one statement writes with them, and
  * each of `records`' customer key in their order (to link each record to its
  * customer there); nothing when those customers are not of one set of fields
- * or a record carries a source time (see `inOneGroup`).
+ * (see `onlyGroup`).
  */
 export function embeddedInOneGroup(
   inputs: ReadonlyArray<{ external_id: string; customer: CustomerInput; source_updated_at?: string | undefined }>,
   records: ReadonlyArray<{ external_id: string }>,
 ): { writes: repo.CustomerWrite[]; keys: string[] } | undefined {
-  const writes = inOneGroup(byShape(mergeEmbedded(inputs.map((input) => input.customer)).map(customerWrite), (write) => write.fields, (write) => write.key.external_id), inputs);
+  const writes = onlyGroup(byShape(mergeEmbedded(inputs.map((input) => input.customer)).map(customerWrite), (write) => write.fields, (write) => write.key.external_id));
   if (!writes) return undefined;
   const customerOf = new Map(inputs.map((input) => [input.external_id, customerKey(input.customer)]));
   return { writes, keys: records.map((record) => customerOf.get(record.external_id) ?? "") };
@@ -161,80 +163,43 @@ function emptyCustomer(storeId: number, externalId: string): Customer {
   return { external_id: externalId, store_id: storeId, first_name: null, last_name: null, email: null, locale: null, tags: [], lifetime_value: 0, orders_count: 0 };
 }
 
-export async function upsertCustomer(
-  db: Db,
-  store: StoreContext,
-  input: CustomerInput,
-  options: TriggerOptions,
-): Promise<{ customer: Customer; created: boolean; stale: boolean }> {
-  const key = input.external_id ?? input.phone;
-  // A push from before this customer's erasure must not bring the erased profile back.
-  if (input.source_updated_at !== undefined && input.external_id && (await repo.erasedAfter(db, store.id, input.external_id, input.source_updated_at))) {
-    return { customer: emptyCustomer(store.id, input.external_id), created: false, stale: true };
-  }
-  return orStored(
-    async () => {
-      // One statement: the customer, its contact and its contact sync.
-      const { fresh: _fresh, inserted, ...row } = await inOneStatement(db, (db) => repo.upsertCustomerAlone(db, { storeId: store.id, writes: [customerWrite(input)], backfill: options.backfill }));
-      if (row.id === null) throw new Error("a customer was not written");
-      return { customer: toCustomer(row as CustomerRow), created: inserted === true };
-    },
-    async () => {
-      const row = await repo.findActiveCustomer(db, store.id, key);
-      return row && { customer: toCustomer(row), created: false };
-    },
-  );
-}
-
 /** The key a customer push is stored under: its external_id, else its E.164 phone. */
 export const customerKey = (input: CustomerInput): string => input.external_id || input.phone;
 
 /**
- * Many customers with distinct keys, in a constant number of statements inside
- * the caller's transaction (a batch): the erasure check, the customers with
- * their contacts and contact syncs (one statement per set of fields sent), and
- * the stored ones a stale write left alone. Each is stored and triggers as it
- * would pushed alone.
+ * Customers with distinct keys, with their contacts and the contact syncs they
+ * call for, by the one write path (see `writeRecords`): a push (a set of
+ * one), pushes gathered, a batch or an import's chunk. A push from before its
+ * customer's erasure is not applied (it must not bring the erased profile
+ * back): it answers the key with every other field empty. The rest go in one
+ * statement when they carry one set of fields; otherwise in a transaction,
+ * the stale ones left out, contact and all.
  */
-export async function upsertCustomers(
-  db: Db,
-  store: StoreContext,
-  inputs: readonly CustomerInput[],
-  options: TriggerOptions,
-): Promise<Array<{ customer: Customer; created: boolean; stale: boolean }>> {
-  const only = inOneGroup(byShape(inputs.map(customerWrite), (write) => write.fields, (write) => write.key.external_id), inputs);
-  // Pushes of one set of fields that carry no source time need neither the erasure check nor the staleness one:
-  // their one statement (the customers, their contacts and their contact syncs) is atomic by itself, with no
-  // transaction to open and commit, as a customer pushed alone is.
-  if (only) {
-    const rows = await inStatement(db, (db) => repo.upsertCustomers(db, { storeId: store.id, writes: only, backfill: options.backfill }));
-    const written = new Map(rows.map((row) => [row.external_id ?? "", row]));
-    return inputs.map((input) => {
-      const row = written.get(customerKey(input));
-      if (!row) throw new Error("a customer was not written");
-      return { customer: toCustomer(row), created: row.inserted, stale: false };
-    });
-  }
-  return inTransaction(db, async (trx) => {
-    // A push from before its customer's erasure must not bring the erased profile back.
-    const checked = inputs.flatMap((input) => (input.source_updated_at !== undefined && input.external_id ? [{ externalId: input.external_id, time: input.source_updated_at }] : []));
-    const erased = await repo.erasedAfterMany(trx, store.id, checked);
-    // A write older than its stored customer is left out, contact and all, as a push of it alone leaves nothing.
-    const older = await olderThanStored(trx, "customers", store.id, inputs.map((input) => ({ external_id: customerKey(input), source_updated_at: input.source_updated_at })));
-    const applied = inputs.filter((input) => !(input.external_id && erased.has(input.external_id)) && !older.has(customerKey(input)));
-    const written = await upsertCustomersIn(trx, store, applied, options);
-    const unwritten = inputs.map(customerKey).filter((key) => !written.has(key) && !erased.has(key));
-    const stored = new Map((await repo.findActiveCustomers(trx, store.id, unwritten)).map((row) => [row.external_id ?? "", row]));
-    return inputs.map((input) => {
-      const key = customerKey(input);
-      const row = written.get(key);
-      if (row) return { customer: toCustomer(row), created: row.inserted, stale: false };
-      if (input.external_id && erased.has(input.external_id)) return { customer: emptyCustomer(store.id, input.external_id), created: false, stale: true };
-      const found = stored.get(key);
-      if (!found) throw new Error("a customer was neither written nor found");
-      return { customer: toCustomer(found), created: false, stale: true };
-    });
-  });
+export async function upsertCustomers(db: Db, store: StoreContext, inputs: readonly CustomerInput[], options: TriggerOptions): Promise<Array<Upserted<Customer> | AppError>> {
+  const checked = inputs.flatMap((input) => (input.source_updated_at !== undefined && input.external_id ? [{ externalId: input.external_id, time: input.source_updated_at }] : []));
+  const erased = await repo.erasedAfterMany(db, store.id, checked);
+  const isErased = (input: CustomerInput) => typeof input.external_id === "string" && erased.has(input.external_id);
+  const live = inputs.filter((input) => !isErased(input));
+  const writes = onlyGroup(byShape(live.map(customerWrite), (write) => write.fields, (write) => write.key.external_id));
+  const written =
+    live.length === 0
+      ? []
+      : await writeRecords(db, {
+          keys: live.map(customerKey),
+          together: writes && ((db) => repo.writeCustomers(db, { storeId: store.id, writes, backfill: options.backfill, strict: true })),
+          separately: async (trx) => {
+            const older = await olderThanStored(trx, "customers", store.id, live.map((input) => ({ external_id: customerKey(input), source_updated_at: input.source_updated_at })));
+            return [...(await upsertCustomersIn(trx, store, live.filter((input) => !older.has(customerKey(input))), options)).values()];
+          },
+          stored: (db, keys) => repo.findActiveCustomers(db, store.id, keys),
+          keyOf: (row) => row.external_id ?? "",
+          toRecord: toCustomer,
+        });
+  return inputs.map((input) => (isErased(input) ? { record: emptyCustomer(store.id, input.external_id ?? ""), created: false, stale: true } : (written.shift() ?? notAnswered())));
+}
+
+function notAnswered(): never {
+  throw new Error("a customer was not answered");
 }
 
 /** Erasure is idempotent: an unknown or already erased customer is not an error. */

@@ -1,10 +1,10 @@
-import { sql, type Insertable, type Selectable } from "kysely";
-import { arrayColumns, carriedColumns, freshOrFail, linkedByKey, mergedColumns, notStale, notStaleFor, now, overTables, rowValues, unnestRows, wasInserted } from "../../db/sql.js";
+import { sql, type QueryCreator, type Selectable } from "kysely";
+import { allWritten, arrayColumns, carriedColumns, freshOrFail, linkedByKey, mergedColumns, notStale, notStaleFor, now, overTables, rowValues, unnestRows, wasInserted } from "../../db/sql.js";
 import { MOST_ORDERS_BY_ID } from "../../automations/flows/checkout-recovery.js";
 import { withTriggers } from "../../automations/triggers.js";
-import { fieldsOf, withCustomers, type CustomersToWrite } from "../customers/customer.repository.js";
-import { onlyRow, statement } from "../../db/statement.js";
-import type { Executor, OrderTable } from "../../db/types.js";
+import { fieldsOf, withCustomers, type CustomerWrite, type CustomersToWrite } from "../customers/customer.repository.js";
+import { statement, type ValueOf } from "../../db/statement.js";
+import type { Database, Executor, OrderTable } from "../../db/types.js";
 import type { SharedOptionalColumns } from "../fields.js";
 
 export type OrderWrite = {
@@ -25,8 +25,8 @@ export type OrderWrite = {
 export const WRITTEN_ORDER = ["id", "store_id", "external_id", "customer_id", "placed_at", "total_price", "currency", "financial_status", "fulfillment_status", "tags", "created_at"] as const;
 export type WrittenOrder = Pick<Selectable<OrderTable>, (typeof WRITTEN_ORDER)[number]>;
 
-/** An order's write as plain values (its tags as a list), for `upsertOrders`. */
-export type OrderValues = Omit<OrderWrite, "tags"> & { tags?: readonly string[] };
+/** An order's write as plain values (its tags as a list), for `writeOrders`; its customer's id only when that is stored already. */
+export type OrderValues = Omit<OrderWrite, "tags" | "customer_id"> & { customer_id?: number; tags?: readonly string[] };
 
 /** The SQL type of each column an order's write can carry. */
 const orderTypes: Record<keyof OrderValues, string> = {
@@ -43,129 +43,76 @@ const orderTypes: Record<keyof OrderValues, string> = {
   line_items: "jsonb",
 };
 
-/** The orders one statement writes, their store, and whether they are a backfill. */
-export type OrdersToWrite = { storeId: number; orders: readonly OrderValues[]; backfill: boolean };
+/**
+ * The orders one statement writes: of one set of fields, with distinct keys,
+ * and either their customers with them (`writes`, as `upsertCustomers` takes
+ * them, and each order's customer key in `customerKeys`) or each linked to a
+ * stored customer (`customer_id`). `strict`: an order older than its stored
+ * one fails the whole statement (a stale write), so that nothing of it stays,
+ * its customers included; otherwise it is left out and the rest written.
+ */
+export type OrdersToWrite = {
+  storeId: number;
+  orders: readonly OrderValues[];
+  writes?: readonly CustomerWrite[];
+  customerKeys?: readonly string[];
+  backfill: boolean;
+  strict: boolean;
+};
+
+/** What a statement wrote of an order, and whether it created it. */
+export type WrittenOrderRow = WrittenOrder & { inserted: boolean };
 
 /**
- * Inserts or updates these orders in one statement, their rows passed as one
- * array per column (`unnest`): the same statement text for any number of
- * orders, built once per set of columns (see `statement`). Every write carries
- * the same fields (absent ones keep their stored value) and its own key; keys
- * are distinct. Nothing comes back for a write older than the stored order.
- * The same statement cancels the recoveries the orders written cancel and
- * records the post-purchase of those it created, chosen in SQL, as an order's
- * push alone does; their customers are written by an earlier statement.
+ * Writes orders in one statement, atomic by itself, whichever entry they came
+ * from (a push is a set of one): their customers and contacts when they carry
+ * them (as `upsertCustomers` writes them, CTE `customer`), the orders (CTE
+ * `ord`; rows passed as one array per column, `unnest`, so the same text
+ * serves any number), the recoveries they cancel and the jobs they call for
+ * (contact syncs and post-purchase), chosen in SQL (see `withTriggers`).
+ * Built once per set of fields and planning size (see `statement`).
  */
-export function upsertOrders(db: Executor, push: OrdersToWrite) {
-  if (push.orders.length === 0) return Promise.resolve([]);
-  return upsertOrdersStatement(db, push);
+export async function writeOrders(db: Executor, push: OrdersToWrite): Promise<WrittenOrderRow[]> {
+  if (push.orders.length === 0) return [];
+  const rows = await writeOrdersStatement(db, push);
+  return rows.filter((row): row is typeof row & WrittenOrderRow => row.id !== null);
 }
 
-const upsertOrdersStatement = statement(
-  // How its recovery cancellation is planned depends on how many orders it writes.
-  ({ orders }: OrdersToWrite) => `${carriedColumns(orders).join()}|${orders.length > MOST_ORDERS_BY_ID}`,
-  (db, value, { orders }) => {
-    const columns = ["external_id", ...carriedColumns(orders)] as (keyof OrderValues)[];
-    const storeId = value((args) => args.storeId);
-    const written = db.with("ord", (qc) =>
-        overTables(qc)
-          .insertInto("orders")
-          .columns(["store_id", ...columns])
-          .expression(
-            unnestRows(
-              [sql`${storeId}::bigint`],
-              arrayColumns(value, orderTypes, columns, (args) => args.orders),
-            ),
-          )
-          .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(mergedColumns("orders", carriedColumns(orders))).where(notStale("orders")))
-          .returning(WRITTEN_ORDER)
-          .returning(wasInserted.as("inserted")),
-      );
-    return withTriggers(written, { tables: ["ord"], orders: orders.length }, { id: storeId }, { backfill: value((args) => args.backfill) })
-      .selectFrom("ord")
-      .select([...WRITTEN_ORDER, "inserted"]);
-  },
-);
+/** How an order statement's recovery cancellation is planned: one order, a few, or a batch's (see `MOST_ORDERS_BY_ID`). */
+const planned = (orders: number) => (orders === 1 ? "one" : orders > MOST_ORDERS_BY_ID ? "many" : "some");
 
-/** Orders written with their customers in one statement (see `upsertOrdersWithCustomers`): each order's customer by key. */
-export type OrdersWithCustomers = CustomersToWrite & { orders: ReadonlyArray<Omit<OrderValues, "customer_id">>; customerKeys: readonly string[]; backfill: boolean };
-
-/**
- * Orders and their customers in one statement, atomic by itself: the
- * customers and contacts (as `upsertCustomers` writes them, CTE `customer`),
- * the orders (as `upsertOrders`, each linked to its customer by key, CTE
- * `ord`), the recoveries they cancel and the jobs they call for (contact syncs
- * and post-purchase), chosen in SQL. For writes that carry no source time
- * (nothing to check before them) of one set of fields each; built once per
- * those sets (see `statement`).
- */
-export function upsertOrdersWithCustomers(db: Executor, push: OrdersWithCustomers) {
-  return upsertOrdersWithCustomersStatement(db, push);
-}
-
-const upsertOrdersWithCustomersStatement = statement(
-  ({ writes, orders }: OrdersWithCustomers) => `${fieldsOf(writes).join()}|${carriedColumns(orders).join()}|${orders.length > MOST_ORDERS_BY_ID}`,
+const writeOrdersStatement = statement(
+  ({ writes, orders }: OrdersToWrite) => `${writes ? fieldsOf(writes).join() : "linked"}|${carriedColumns(orders).join()}|${planned(orders.length)}`,
   (db, value, { writes, orders }) => {
-    const columns = ["external_id", ...carriedColumns(orders)] as (keyof OrdersWithCustomers["orders"][number])[];
+    const columns = ["external_id", ...carriedColumns(orders)] as (keyof OrderValues)[];
     const store = { id: value((args) => args.storeId) };
     const options = { backfill: value((args) => args.backfill) };
-    const written = withCustomers(db, value, fieldsOf(writes)).with("ord", (qc) =>
-        overTables(qc)
-          .insertInto("orders")
-          .columns(["store_id", ...columns, "customer_id"])
-          .expression(
-            unnestRows(
-              [sql`${store.id}::bigint`],
-              arrayColumns(value, orderTypes, columns, (args) => args.orders),
-              linkedByKey(value((args) => args.customerKeys), "customer"),
-            ),
-          )
-          .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(mergedColumns("orders", [...carriedColumns(orders), "customer_id"])).where(notStale("orders")))
-          .returning(WRITTEN_ORDER)
-          .returning(wasInserted.as("inserted")),
-      );
-    return withTriggers(written, { tables: ["customer", "ord"], orders: orders.length }, store, options)
-      .selectFrom("ord")
-      .select([...WRITTEN_ORDER, "inserted"]);
-  },
-);
-
-/** What one order's push writes (see `upsertOrderAlone`): its customer, the order (its tags as a list), and whether it is a backfill. */
-export type OrderAlone = CustomersToWrite & { order: Omit<OrderValues, "customer_id">; backfill: boolean };
-
-/**
- * One order's push in one statement: its customer and contact (as
- * `upsertCustomers` writes them, CTE `customer`), the order (as
- * `upsertOrders`, CTE `ord`), the recoveries it cancels
- * (`cancelRecoveriesForOrderRows`) and the jobs it calls for (contact sync and
- * post-purchase, chosen in SQL). An order older than the stored one fails the
- * statement with a stale write, and nothing of it stays. Built once per set of
- * the customer's and the order's fields (see `statement`).
- */
-export function upsertOrderAlone(db: Executor, push: OrderAlone) {
-  return onlyRow(upsertOrderAloneStatement(db, push), "an order's statement");
-}
-
-const upsertOrderAloneStatement = statement(
-  ({ writes, order }: OrderAlone) => `${fieldsOf(writes).join()}|${Object.keys(order).join()}`,
-  (db, value, { writes, order }) => {
-    const trigger = { store: { id: value((args) => args.storeId) }, options: { backfill: value((args) => args.backfill) } };
-    const columns = Object.keys(order) as (keyof OrderAlone["order"])[];
-    const row = rowValues(value, orderTypes, columns, (args) => args.order);
-    const written = withCustomers(db, value, fieldsOf(writes)).with("ord", (qc) =>
-        overTables(qc)
-          .insertInto("orders")
-          .values({ store_id: value((args) => args.storeId), ...row, customer_id: sql<number>`(select id from customer)` } as Insertable<OrderTable>)
-          .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(mergedColumns("orders", [...columns.filter((column) => column !== "external_id"), "customer_id"])).where(notStale("orders")))
-          .returningAll()
-          .returning(wasInserted.as("inserted")),
-      );
-    return withTriggers(written, { tables: ["customer", "ord"], orders: 1, alone: true }, trigger.store, trigger.options)
+    const withCustomer = writes !== undefined;
+    const customerId = withCustomer ? (["customer_id"] as const) : [];
+    // The customers' CTEs are read by name in SQL only (the link by key, the triggers): kysely needs not know them.
+    const base: QueryCreator<Database> = withCustomer ? (withCustomers(db, value as ValueOf<OrdersToWrite & CustomersToWrite>, fieldsOf(writes)) as unknown as QueryCreator<Database>) : db;
+    const written = base.with("ord", (qc) =>
+      overTables(qc)
+        .insertInto("orders")
+        .columns(["store_id", ...columns, ...customerId])
+        .expression(
+          unnestRows(
+            [sql`${store.id}::bigint`],
+            arrayColumns(value, orderTypes, columns, (args) => args.orders),
+            withCustomer ? linkedByKey(value((args) => args.customerKeys), "customer") : {},
+          ),
+        )
+        .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(mergedColumns("orders", [...carriedColumns(orders), ...customerId])).where(notStale("orders")))
+        .returning(WRITTEN_ORDER)
+        .returning(wasInserted.as("inserted")),
+    );
+    const tables = withCustomer ? (["customer", "ord"] as const) : (["ord"] as const);
+    return withTriggers(written, { tables, orders: orders.length, alone: withCustomer && orders.length === 1 }, store, options)
       .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
       .leftJoin("ord", (join) => join.onTrue())
       .select(WRITTEN_ORDER.map((column) => `ord.${column}` as const))
       .select("ord.inserted")
-      .select(freshOrFail(sql<boolean>`ord.id is not null`).as("fresh"));
+      .select(freshOrFail(allWritten(value((args) => args.strict), value((args) => args.orders.length), "ord")).as("fresh"));
   },
 );
 

@@ -24,12 +24,7 @@ export const orderUpsert = upsertSpec({
     metadata: { channel: "online_store" },
   },
   output: orderSchema,
-  upsert: async (call, body) => {
-    const { order, created, stale } = await orders.upsertOrder(call.db, call.store, body, call.options);
-    return { record: order, created, stale };
-  },
-  upsertMany: async (call, bodies) =>
-    (await orders.upsertOrders(call.db, call.store, bodies, call.options)).map(({ order, created, stale }) => ({ record: order, created, stale })),
+  write: (call, bodies) => orders.upsertOrders(call.db, call.store, bodies, call.options),
 });
 
 export const orderRouter = router({

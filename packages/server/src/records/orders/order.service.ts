@@ -2,14 +2,16 @@ import type { Order, OrderInput, OrderPatch, OrderRecord } from "@commerce-inges
 import type { StoreContext } from "../../tenancy/store-context.js";
 import type { TriggerOptions } from "../../automations/triggers.js";
 import { olderThanStored } from "../../db/sql.js";
-import { inStatement, inTransaction } from "../../db/transaction.js";
+import { inStatement } from "../../db/transaction.js";
 import type { Db } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
-import { customerWrite, embeddedInOneGroup, upsertEmbeddedCustomers } from "../customers/customer.service.js";
-import { byShape, inOneGroup, inOneStatement, orStored, presentOnly, sharedOptionalColumns } from "../fields.js";
+import { embeddedInOneGroup, upsertEmbeddedCustomers } from "../customers/customer.service.js";
+import { byShape, onlyGroup, presentOnly, sharedOptionalColumns } from "../fields.js";
+import type { Upserted } from "../calls.js";
+import { inGroups, writeRecords } from "../write-path.js";
 import { readBack } from "../read-back.js";
 import * as repo from "./order.repository.js";
 
@@ -42,13 +44,8 @@ export function toOrder(row: repo.WrittenOrder): Order {
   };
 }
 
-/** What an upsert writes of an order, linked to its customer; absent fields are left out, so they keep their stored value. */
-function orderValues(input: OrderInput, customerId: number): repo.OrderValues {
-  return { ...orderFields(input), customer_id: customerId };
-}
-
-/** The order's fields as an upsert writes them, its tags as a list. */
-function orderFields(input: OrderInput): Omit<repo.OrderValues, "customer_id"> {
+/** The order's fields as an upsert writes them, its tags as a list; absent fields are left out, so they keep their stored value. */
+function orderFields(input: OrderInput): repo.OrderValues {
   return {
     external_id: input.external_id,
     placed_at: input.placed_at,
@@ -58,82 +55,33 @@ function orderFields(input: OrderInput): Omit<repo.OrderValues, "customer_id"> {
   };
 }
 
-/** An embedded customer follows its order: the order's source time decides, not the customer's. */
-const embeddedCustomer = (input: OrderInput) => ({ ...input.customer, source_updated_at: undefined });
-
 /**
- * The order and its embedded customer (upserted by the key rule and linked),
- * the recoveries it cancels and the jobs it calls for, in one statement: one
- * round trip, no transaction to open or commit.
+ * Orders with distinct external_ids, each with its embedded customer
+ * (upserted by the key rule and linked), the recoveries they cancel and the
+ * jobs they call for, by the one write path (see `writeRecords`): a push (a
+ * set of one), pushes gathered, a batch or an import's chunk. In one
+ * statement with their customers when both are of one set of fields each;
+ * otherwise in a transaction: the stale orders left out (their customers too),
+ * the customers once each (see `upsertEmbeddedCustomers`), then the orders.
  */
-export async function upsertOrder(
-  db: Db,
-  store: StoreContext,
-  input: OrderInput,
-  options: TriggerOptions,
-): Promise<{ order: Order; created: boolean; stale: boolean }> {
-  return orStored(
-    async () => {
-      const { fresh: _fresh, inserted, ...row } = await inOneStatement(db, (db) =>
-        repo.upsertOrderAlone(db, { storeId: store.id, writes: [customerWrite(embeddedCustomer(input))], order: orderFields(input), backfill: options.backfill }),
-      );
-      if (row.id === null) throw new Error("an order was not written");
-      return { order: toOrder(row as repo.WrittenOrder), created: inserted === true };
-    },
-    async () => {
-      const row = await repo.findOrder(db, store.id, input.external_id);
-      return row && { order: toOrder(row), created: false };
-    },
-  );
-}
-
-/**
- * Many orders with distinct external_ids, in a constant number of statements
- * inside the caller's transaction (a batch): the customers, the orders (one
- * statement per set of fields sent), the recovery cancellations and the jobs.
- * Each order is stored and triggers as it would pushed alone (see
- * `upsertEmbeddedCustomers` for customers shared by several orders).
- */
-export async function upsertOrders(
-  db: Db,
-  store: StoreContext,
-  inputs: readonly OrderInput[],
-  options: TriggerOptions,
-): Promise<Array<{ order: Order; created: boolean; stale: boolean }>> {
-  const orders = inOneGroup(byShape(inputs.map(orderFields), (write) => write, (write) => write.external_id), inputs);
+export function upsertOrders(db: Db, store: StoreContext, inputs: readonly OrderInput[], options: TriggerOptions): Promise<Array<Upserted<Order> | AppError>> {
+  const orders = onlyGroup(byShape(inputs.map(orderFields), (write) => write, (write) => write.external_id));
   const customers = orders && embeddedInOneGroup(inputs, orders);
-  // Orders with no source time, and their customers, of one set of fields each: nothing to check before writing
-  // them, so one statement writes them all, atomic by itself (no transaction to open and commit).
-  if (customers && orders) {
-    const rows = await inStatement(db, (db) =>
-      repo.upsertOrdersWithCustomers(db, { storeId: store.id, writes: customers.writes, orders, customerKeys: customers.keys, backfill: options.backfill }),
-    );
-    const written = new Map(rows.map((row) => [row.external_id, row]));
-    return inputs.map((input) => {
-      const row = written.get(input.external_id);
-      if (!row) throw new Error("an order was not written");
-      return { order: toOrder(row), created: row.inserted, stale: false };
-    });
-  }
-  return inTransaction(db, async (trx) => {
-    // A record older than the stored one is not applied: nothing of it is written, its customer included.
-    const older = await olderThanStored(trx, "orders", store.id, inputs);
-    const applied = inputs.filter((input) => !older.has(input.external_id));
-    const customers = await upsertEmbeddedCustomers(trx, store, applied.map((input) => input.customer), options);
-    const written = new Map<string, repo.WrittenOrder & { inserted: boolean }>();
-    const writes = applied.map((input) => orderValues(input, customers.rowOf(input.customer).id));
-    for (const group of byShape(writes, (write) => write, (write) => write.external_id)) {
-      for (const row of await repo.upsertOrders(trx, { storeId: store.id, orders: group, backfill: options.backfill })) written.set(row.external_id, row);
-    }
-    const stale = new Map((await repo.findOrders(trx, store.id, inputs.map((input) => input.external_id).filter((id) => !written.has(id)))).map((row) => [row.external_id, row]));
-
-    return inputs.map((input) => {
-      const row = written.get(input.external_id);
-      if (row) return { order: toOrder(row), created: row.inserted, stale: false };
-      const stored = stale.get(input.external_id);
-      if (!stored) throw new Error("an order was neither written nor found");
-      return { order: toOrder(stored), created: false, stale: true };
-    });
+  const write = { storeId: store.id, backfill: options.backfill };
+  return writeRecords(db, {
+    keys: inputs.map((input) => input.external_id),
+    together: customers && orders && ((db) => repo.writeOrders(db, { ...write, orders, writes: customers.writes, customerKeys: customers.keys, strict: true })),
+    separately: async (trx) => {
+      // A record older than the stored one is not applied: nothing of it is written, its customer included.
+      const older = await olderThanStored(trx, "orders", store.id, inputs);
+      const applied = inputs.filter((input) => !older.has(input.external_id));
+      const customers = await upsertEmbeddedCustomers(trx, store, applied.map((input) => input.customer), options);
+      const linked = applied.map((input) => ({ ...orderFields(input), customer_id: customers.rowOf(input.customer).id }));
+      return inGroups(linked, (order) => order.external_id, (orders) => repo.writeOrders(trx, { ...write, orders, strict: false }));
+    },
+    stored: (db, keys) => repo.findOrders(db, store.id, keys),
+    keyOf: (row) => row.external_id,
+    toRecord: toOrder,
   });
 }
 

@@ -1,5 +1,4 @@
 import { shipmentInputSchema, shipmentPageSchema, shipmentRecordSchema, shipmentSchema } from "@commerce-ingest/shared";
-import { AppError } from "../../errors.js";
 import { router } from "../../trpc.js";
 import { batchProcedure, readProcedures, upsertProcedure, upsertSpec } from "../procedures.js";
 import * as shipments from "./shipment.service.js";
@@ -22,14 +21,7 @@ export const shipmentUpsert = upsertSpec({
   },
   output: shipmentSchema,
   errors: ["SHIPMENT_ORDER_NOT_FOUND"],
-  upsert: async (call, body) => {
-    const { shipment, created, stale } = await shipments.upsertShipment(call.db, call.store, body, call.options);
-    return { record: shipment, created, stale };
-  },
-  upsertMany: async (call, bodies) =>
-    (await shipments.upsertShipments(call.db, call.store, bodies, call.options)).map((result) =>
-      result instanceof AppError ? result : { record: result.shipment, created: result.created, stale: result.stale },
-    ),
+  write: (call, bodies) => shipments.upsertShipments(call.db, call.store, bodies, call.options),
 });
 
 export const shipmentRouter = router({
