@@ -3,6 +3,7 @@ import { startImportRunner, type ImportRunnerOptions } from "../src/imports/runn
 import { sql } from "kysely";
 import { afterAll, beforeAll } from "vitest";
 import pg from "pg";
+import { pino } from "pino";
 import { AccessCache, startAccessSync } from "../src/tenancy/access-cache.js";
 import { createSignInLimiters, type AccountSettings, type SIGN_IN_LIMITS } from "../src/accounts/member.service.js";
 import { createRateLimiter, type RateLimitOptions } from "../src/tenancy/rate-limit.js";
@@ -239,6 +240,9 @@ export function withTestServer(ready: (server: TestServer, tenant: TestTenant) =
   });
   afterAll(() => started?.close());
 }
+
+/** A logger for a test server that keeps its warnings and errors in `lines` (a test reads what the service said). */
+export const warningsInto = (lines: string[]) => pino({ level: "warn" }, { write: (line: string) => lines.push(line) });
 
 let unique = 0;
 /** A key no other test of the run uses. */

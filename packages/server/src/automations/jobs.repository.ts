@@ -1,8 +1,8 @@
-import { sql, type ExpressionBuilder, type QueryCreator, type RawBuilder, type SelectQueryBuilder } from "kysely";
+import { sql, type ExpressionBuilder, type QueryCreator, type RawBuilder, type SelectQueryBuilder, type Selectable } from "kysely";
 import type { Flow } from "@commerce-ingest/shared";
 import { anyId, now } from "../db/sql.js";
 import { statement, type ValueOf } from "../db/statement.js";
-import type { Database, Executor, JobRow, JobStatus, MessageRow, RecordType, Trx } from "../db/types.js";
+import type { Database, Executor, JobRow, JobStatus, MessageRow, MessageTable, RecordType, Trx } from "../db/types.js";
 
 /**
  * The jobs a write made in one statement calls for, chosen in SQL from the rows
@@ -201,6 +201,12 @@ export async function endHeldJobs(
     where job.id = outcome.id`.execute(trx);
 }
 
+/** The job as this claim holds it: running, by this worker, at this attempt. */
+const stillHeld =
+  (job: Pick<JobRow, "id" | "attempts">, workerId: string) =>
+  (eb: ExpressionBuilder<Database, "automation_jobs">) =>
+    eb.and([eb("id", "=", job.id), eb("status", "=", "running"), eb("locked_by", "=", workerId), eb("attempts", "=", job.attempts)]);
+
 /**
  * Finishes a job this claim still holds: the same worker and the same attempt
  * (a claim that outlived its lease may have been taken over, by another worker
@@ -223,24 +229,12 @@ export async function finishJob(
         ? { run_at: sql<Date>`now() + make_interval(secs => ${outcome.retryInMs / 1000})` }
         : { finished_at: now() }),
     })
-    .where("id", "=", job.id)
-    .where("status", "=", "running")
-    .where("locked_by", "=", workerId)
-    .where("attempts", "=", job.attempts)
+    .where(stillHeld(job, workerId))
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 
-export type NewMessage = {
-  store_id: number;
-  job_id: number;
-  flow: Flow;
-  customer_id: number | null;
-  contact_id: number | null;
-  to_phone: string | null;
-  content: Record<string, unknown>;
-  provider: string;
-};
+export type NewMessage = Pick<Selectable<MessageTable>, "store_id" | "job_id" | "flow" | "customer_id" | "contact_id" | "to_phone" | "provider"> & { content: Record<string, unknown> };
 
 /**
  * The job's message, recorded once: a retried job finds and reuses the first
@@ -290,10 +284,7 @@ export async function completeDelivery(db: Executor, job: Pick<JobRow, "id" | "a
     )
     .updateTable("automation_jobs")
     .set({ status: "succeeded", last_error: null, locked_until: null, updated_at: now(), finished_at: now() })
-    .where("id", "=", job.id)
-    .where("status", "=", "running")
-    .where("locked_by", "=", workerId)
-    .where("attempts", "=", job.attempts)
+    .where(stillHeld(job, workerId))
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }

@@ -138,51 +138,43 @@ type Json = ColumnType<unknown, string | null | undefined, string | null>;
 /** numeric(14, 2): read as text so no float ever touches money; written as a decimal string. */
 type Money = ColumnType<string, string, string>;
 
-export interface OrderTable {
+/** The columns of every record a shop pushes: its store, its key, when the shop last changed it, and our own times. */
+interface PushedRecord {
   id: Generated<number>;
   store_id: number;
   external_id: string;
-  customer_id: number;
-  placed_at: ColumnType<Date, string, string>;
-  total_price: Money;
-  currency: string | null;
-  financial_status: string | null;
-  fulfillment_status: string | null;
-  line_items: Json;
-  tags: Generated<string[]>;
-  metadata: Json;
   /** When the shop last changed the record, as it said (`source_updated_at`); an older write is not applied. */
   source_updated_at: ColumnType<Date | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
 }
 
-export interface CheckoutTable {
-  id: Generated<number>;
-  store_id: number;
-  external_id: string;
+/** The columns orders and checkouts share: a price, line items, tags and metadata. */
+interface Priced extends PushedRecord {
   customer_id: number;
+  total_price: Money;
+  currency: string | null;
+  line_items: Json;
+  tags: Generated<string[]>;
+  metadata: Json;
+}
+
+export interface OrderTable extends Priced {
+  placed_at: ColumnType<Date, string, string>;
+  financial_status: string | null;
+  fulfillment_status: string | null;
+}
+
+export interface CheckoutTable extends Priced {
   status: CheckoutStatus;
   abandonment_count: Generated<number>;
   /** Whether the write that last touched the checkout moved it into `abandoned` (or created it). */
   entered_abandoned: Generated<boolean>;
   abandoned_at: ColumnType<Date, string, string>;
-  total_price: Money;
-  currency: string | null;
   recovery_url: string | null;
-  line_items: Json;
-  tags: Generated<string[]>;
-  metadata: Json;
-  /** When the shop last changed the record, as it said (`source_updated_at`); an older write is not applied. */
-  source_updated_at: ColumnType<Date | null, string | null | undefined, string | null>;
-  created_at: CreatedAt;
-  updated_at: UpdatedAt;
 }
 
-export interface ShipmentTable {
-  id: Generated<number>;
-  store_id: number;
-  external_id: string;
+export interface ShipmentTable extends PushedRecord {
   order_id: number;
   tracking_number: string | null;
   tracking_url: string | null;
@@ -191,10 +183,6 @@ export interface ShipmentTable {
   /** Whether the write that last touched the shipment changed its status (or created it). */
   status_changed: Generated<boolean>;
   metadata: Json;
-  /** When the shop last changed the record, as it said (`source_updated_at`); an older write is not applied. */
-  source_updated_at: ColumnType<Date | null, string | null | undefined, string | null>;
-  created_at: CreatedAt;
-  updated_at: UpdatedAt;
 }
 
 export type { JobStatus, MessageStatus };

@@ -1,6 +1,5 @@
-import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, refuseInserts, startTestServer, type TestServer, uid, withTestServer, type TestTenant } from "../../test/helpers.js";
+import { ADMIN_TOKEN, refuseInserts, startTestServer, type TestServer, uid, withTestServer, type TestTenant, warningsInto } from "../../test/helpers.js";
 
 let server: TestServer;
 let tenant: TestTenant;
@@ -8,13 +7,7 @@ let tenant: TestTenant;
 const warnings: string[] = [];
 const writtenOneByOne = () => warnings.filter((line) => line.includes("batch written item by item"));
 
-withTestServer(
-  (started, created) => {
-    server = started;
-    tenant = created;
-  },
-  { logger: pino({ level: "warn" }, { write: (line: string) => warnings.push(line) }) },
-);
+withTestServer((started, created) => ([server, tenant] = [started, created]), { logger: warningsInto(warnings) });
 
 let seq = 0;
 const order = (id: string, extra: Record<string, unknown> = {}) => ({ external_id: id, placed_at: "2026-11-22T10:00:00Z", total_price: 10, customer: { phone: "+14155552671" }, ...extra });

@@ -1,7 +1,6 @@
 import { sql } from "kysely";
-import { pino } from "pino";
 import { describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, refuseInserts, type TestServer, uid, withTestServer, type TestTenant } from "../../test/helpers.js";
+import { ADMIN_TOKEN, refuseInserts, type TestServer, uid, withTestServer, type TestTenant, warningsInto } from "../../test/helpers.js";
 import { gathered } from "./gathered.js";
 
 // Single pushes to one store that arrive while earlier ones are being written
@@ -11,13 +10,7 @@ let server: TestServer;
 let tenant: TestTenant;
 const warnings: string[] = [];
 
-withTestServer(
-  (started, created) => {
-    server = started;
-    tenant = created;
-  },
-  { logger: pino({ level: "warn" }, { write: (line: string) => warnings.push(line) }) },
-);
+withTestServer((started, created) => ([server, tenant] = [started, created]), { logger: warningsInto(warnings) });
 
 let seq = 0;
 const phone = () => `+1415557${String(1000 + (seq++ % 9000)).slice(-4)}`;

@@ -123,7 +123,7 @@ export const upsertSpec = <Body extends z.ZodType, Record extends object>(
   };
 };
 
-export function upsertProcedure<Body extends z.ZodType, Record extends object>(spec: UpsertSpec<Body, Record>) {
+function upsertProcedure<Body extends z.ZodType, Record extends object>(spec: UpsertSpec<Body, Record>) {
   const { upsertMany } = spec;
   // Pushes arriving together are written together when the resource can write many at once (see `gatherPushes`).
   const push = upsertMany
@@ -198,6 +198,11 @@ type ReadSpec<Record extends object, Item extends object> = {
   page: z.ZodType<Page<Item>, Page<Item>>;
   read: ReadBack<Record, Item>;
 };
+
+/** A resource's two write operations, the single push and the batch, from one declaration (see `upsertProcedure`, `batchProcedure`). */
+export function writeProcedures<Body extends z.ZodType, Record extends object>(spec: UpsertSpec<Body, Record>) {
+  return { upsert: upsertProcedure(spec), batch: batchProcedure(spec) };
+}
 
 /** A resource's list and retrieve operations (see `listProcedure`, `getProcedure`). */
 export function readProcedures<Record extends object, Item extends object>(spec: ReadSpec<Record, Item>) {
@@ -386,7 +391,7 @@ export async function writeItems<Body extends z.ZodType, Record extends object>(
  * the database fail, nothing of the batch is stored and the request answers
  * 503 (send it again).
  */
-export function batchProcedure<Body extends z.ZodType, Record extends object>(spec: UpsertSpec<Body, Record>) {
+function batchProcedure<Body extends z.ZodType, Record extends object>(spec: UpsertSpec<Body, Record>) {
   const result = z.object({
     status: z.number().int().meta({ description: "What a push of this item alone would have answered: 201 created, 200 updated, 422 refused; 500: not stored, retry it." }),
     external_id: z.string().nullable().meta({ description: "The item's external_id, as sent (`null` when it had none)." }),

@@ -3,10 +3,7 @@ import { withTestServer, type TestServer, type TestTenant, uid } from "../../tes
 
 let server: TestServer;
 let tenant: TestTenant;
-withTestServer((started, created) => {
-  server = started;
-  tenant = created;
-});
+withTestServer((started, created) => ([server, tenant] = [started, created]));
 
 const path = (resource: string, id: string) => `/api/v1/stores/${tenant.store.id}/${resource}/${encodeURIComponent(id)}`;
 const get = (resource: string, id: string, key: string | null = tenant.key) => server.request("GET", path(resource, id), { key });

@@ -3,10 +3,7 @@ import { withTestServer, type TestServer, type TestTenant, uid } from "../../tes
 
 let server: TestServer;
 let tenant: TestTenant;
-withTestServer((started, created) => {
-  server = started;
-  tenant = created;
-});
+withTestServer((started, created) => ([server, tenant] = [started, created]));
 
 const T1 = "2026-11-20T10:00:00Z";
 const T2 = "2026-11-21T10:00:00+02:00";

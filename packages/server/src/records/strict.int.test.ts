@@ -3,10 +3,7 @@ import { withTestServer, type TestServer, type TestTenant, uid } from "../../tes
 
 let server: TestServer;
 let tenant: TestTenant;
-withTestServer((started, created) => {
-  server = started;
-  tenant = created;
-});
+withTestServer((started, created) => ([server, tenant] = [started, created]));
 
 const strict = { Prefer: "handling=strict" };
 const order = (id: string) => ({ external_id: id, placed_at: "2026-11-22T10:00:00Z", total_price: 10, customer: { phone: "+14155552671" } });

@@ -4,10 +4,7 @@ import { withTestServer, type TestServer, type TestTenant, uid } from "../../tes
 
 let server: TestServer;
 let tenant: TestTenant;
-withTestServer((started, created) => {
-  server = started;
-  tenant = created;
-});
+withTestServer((started, created) => ([server, tenant] = [started, created]));
 
 const order = (id: string) => ({ external_id: id, placed_at: "2026-11-22T10:00:00Z", total_price: 12.5, customer: { phone: "+14155552671" } });
 const post = (path: string, body: unknown, key: string, headers: Record<string, string> = {}) =>

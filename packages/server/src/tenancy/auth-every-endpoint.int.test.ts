@@ -9,10 +9,7 @@ type Operation = {
 
 let server: TestServer;
 let tenant: TestTenant;
-withTestServer((started, created) => {
-  server = started;
-  tenant = created;
-});
+withTestServer((started, created) => ([server, tenant] = [started, created]));
 /** Every store-scoped operation the API documents, as [method, path template, operation]. */
 let operations: Array<readonly [string, string, Operation]>;
 

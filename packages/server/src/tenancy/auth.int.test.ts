@@ -4,10 +4,7 @@ import { startTestServer, withTestServer, type TestServer, type TestTenant } fro
 
 let server: TestServer;
 let tenant: TestTenant;
-withTestServer((started, created) => {
-  server = started;
-  tenant = created;
-});
+withTestServer((started, created) => ([server, tenant] = [started, created]));
 
 const customersPath = (storeId: number | string) => `/api/v1/stores/${storeId}/customers`;
 const customer = (externalId: string) => ({ external_id: externalId, phone: "+14155552671" });

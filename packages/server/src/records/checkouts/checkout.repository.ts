@@ -1,10 +1,10 @@
 import type { CheckoutStatus } from "@commerce-ingest/shared";
-import { sql, type QueryCreator } from "kysely";
+import { sql } from "kysely";
 import { withTriggers } from "../../automations/triggers.js";
-import { allWritten, arrayColumns, carriedColumns, freshOrFail, linkedByKey, mergedColumns, notStale, notStaleFor, now, overTables, rowValues, unnestRows, wasInserted } from "../../db/sql.js";
-import { statement, type ValueOf } from "../../db/statement.js";
-import { fieldsOf, withCustomers, type CustomersToWrite, type CustomerWrite } from "../customers/customer.repository.js";
-import type { CheckoutRow, Database, Executor } from "../../db/types.js";
+import { allOrNone, arrayColumns, carriedColumns, mergedColumns, notStale, notStaleFor, now, oneRow, overTables, rowValues, unnestRows, wasInserted, written } from "../../db/sql.js";
+import { statement } from "../../db/statement.js";
+import { embedding, fieldsOf, type EmbeddingToWrite } from "../customers/customer.repository.js";
+import type { CheckoutRow, Executor } from "../../db/types.js";
 import type { SharedOptionalColumns } from "../fields.js";
 
 export type CheckoutWrite = {
@@ -33,64 +33,43 @@ const checkoutTypes: Record<keyof CheckoutValues, string> = {
   line_items: "jsonb",
 };
 
-/**
- * The checkouts one statement writes, as `OrdersToWrite` (their customers
- * with them, or each linked to a stored one; `strict`), and their store's
- * recovery delay.
- */
-export type CheckoutsToWrite = {
-  storeId: number;
-  checkouts: readonly CheckoutValues[];
-  writes?: readonly CustomerWrite[];
-  customerKeys?: readonly string[];
-  backfill: boolean;
-  strict: boolean;
-  recoveryDelaySeconds: number;
-};
+/** The checkouts one statement writes (see `EmbeddingToWrite`), and their store's recovery delay. */
+export type CheckoutsToWrite = EmbeddingToWrite<CheckoutValues> & { recoveryDelaySeconds: number };
 
 /**
  * Writes checkouts in one statement, atomic by itself, whichever entry they
  * came from (a push is a set of one), as `writeOrders` writes orders: their
- * customers when they carry them (CTE `customer`), the checkouts (CTE `chk`;
+ * customers when they carry them (see `embedding`), the checkouts (CTE `chk`;
  * see `checkoutMerge` for the status), the recoveries they cancel when they
  * are not abandoned and the jobs they call for (contact syncs and
  * recoveries), chosen in SQL. Built once per set of fields (see `statement`).
  */
 export async function writeCheckouts(db: Executor, push: CheckoutsToWrite): Promise<Array<CheckoutRow & { inserted: boolean }>> {
-  if (push.checkouts.length === 0) return [];
-  const rows = await writeCheckoutsStatement(db, push);
-  return rows.filter((row): row is typeof row & CheckoutRow & { inserted: boolean } => row.id !== null);
+  return push.records.length === 0 ? [] : written<CheckoutRow & { inserted: boolean }>(await writeCheckoutsStatement(db, push));
 }
 
 const writeCheckoutsStatement = statement(
-  ({ writes, checkouts }: CheckoutsToWrite) => `${writes ? fieldsOf(writes).join() : "linked"}|${carriedColumns(checkouts).join()}`,
-  (db, value, { writes, checkouts }) => {
-    const columns = ["external_id", ...carriedColumns(checkouts)] as (keyof CheckoutValues)[];
+  ({ writes, records }: CheckoutsToWrite) => `${writes ? fieldsOf(writes).join() : "linked"}|${carriedColumns(records).join()}`,
+  (db, value, { writes, records }) => {
+    const columns = ["external_id", ...carriedColumns(records)] as (keyof CheckoutValues)[];
     const store = { id: value((args) => args.storeId), recoveryDelaySeconds: value((args) => args.recoveryDelaySeconds) };
-    const withCustomer = writes !== undefined;
-    const customerId = withCustomer ? (["customer_id"] as const) : [];
-    // The customers' CTEs are read by name in SQL only (the link by key, the triggers): kysely needs not know them.
-    const base: QueryCreator<Database> = withCustomer ? (withCustomers(db, value as ValueOf<CheckoutsToWrite & CustomersToWrite>, fieldsOf(writes)) as unknown as QueryCreator<Database>) : db;
-    const written = base.with("chk", (qc) =>
+    const { base, linked, link, tables } = embedding(db, value, writes);
+    // A new checkout starts abandoned (see `checkoutMerge`).
+    const abandoned = [sql`${store.id}::bigint`, sql`'abandoned'`];
+    const chk = base.with("chk", (qc) =>
       qc
         .insertInto("checkouts")
-        .columns(["store_id", "status", ...columns, ...customerId])
-        .expression(
-          unnestRows(
-            [sql`${store.id}::bigint`, sql`'abandoned'`],
-            arrayColumns(value, checkoutTypes, columns, (args) => args.checkouts),
-            withCustomer ? linkedByKey(value((args) => args.customerKeys), "customer") : {},
-          ),
-        )
-        .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(checkoutMerge([...carriedColumns(checkouts), ...customerId])).where(notStale("checkouts")))
+        .columns(["store_id", "status", ...columns, ...linked])
+        .expression(unnestRows(abandoned, arrayColumns(value, checkoutTypes, columns, (args) => args.records), link))
+        .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(checkoutMerge([...carriedColumns(records), ...linked])).where(notStale("checkouts")))
         .returningAll()
         .returning(wasInserted.as("inserted")),
     );
-    return withTriggers(written, { tables: withCustomer ? ["customer", "chk"] : ["chk"] }, store, { backfill: value((args) => args.backfill) })
-      .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
+    return withTriggers(chk, { tables: [...tables, "chk"] }, store, { backfill: value((args) => args.backfill) })
+      .selectFrom(oneRow)
       .leftJoin("chk", (join) => join.onTrue())
       .selectAll("chk")
-      .select(freshOrFail(allWritten(value((args) => args.strict), value((args) => args.checkouts.length), "chk")).as("fresh"));
+      .select(allOrNone(value, "chk", (args) => args.records.length));
   },
 );
 

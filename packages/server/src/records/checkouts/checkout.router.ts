@@ -1,6 +1,6 @@
 import { checkoutInputSchema, checkoutPageSchema, checkoutPatchSchema, checkoutRecordSchema, checkoutSchema } from "@commerce-ingest/shared";
 import { router } from "../../trpc.js";
-import { batchProcedure, patchProcedure, readProcedures, upsertProcedure, upsertSpec } from "../procedures.js";
+import { patchProcedure, readProcedures, upsertSpec, writeProcedures } from "../procedures.js";
 import * as checkouts from "./checkout.service.js";
 
 export const checkoutUpsert = upsertSpec({
@@ -26,8 +26,7 @@ export const checkoutUpsert = upsertSpec({
 
 export const checkoutRouter = router({
   ...readProcedures({ resource: "checkouts", summaries: { list: "List checkouts, in the order they changed", retrieve: "Read a checkout back" }, record: checkoutRecordSchema, page: checkoutPageSchema, read: checkouts.checkoutReadBack }),
-  upsert: upsertProcedure(checkoutUpsert),
-  batch: batchProcedure(checkoutUpsert),
+  ...writeProcedures(checkoutUpsert),
   update: patchProcedure({
     resource: "checkouts",
     summary: "Change a checkout's status, recovery URL, tags or metadata",

@@ -1,17 +1,14 @@
 import type { Checkout, CheckoutInput, CheckoutPatch, CheckoutRecord } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../tenancy/store-context.js";
 import type { TriggerOptions } from "../../automations/triggers.js";
-import { olderThanStored } from "../../db/sql.js";
 import { inStatement } from "../../db/transaction.js";
 import type { CheckoutRow, Db } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
-import { embeddedInOneGroup, upsertEmbeddedCustomers } from "../customers/customer.service.js";
-import type { Upserted } from "../calls.js";
-import { byShape, onlyGroup, presentOnly, sharedOptionalColumns } from "../fields.js";
-import { inGroups, writeRecords } from "../write-path.js";
+import { writeEmbedding } from "../customers/customer.service.js";
+import { presentOnly, sharedOptionalColumns } from "../fields.js";
 import { readBack } from "../read-back.js";
 import * as repo from "./checkout.repository.js";
 
@@ -55,31 +52,11 @@ function checkoutFields(input: CheckoutInput): repo.CheckoutValues {
 }
 
 /**
- * Checkouts with distinct external_ids, each with its embedded customer
- * (upserted by the key rule and linked), the recoveries they schedule or
- * cancel and the contact syncs they call for, by the one write path (see
- * `writeRecords`), as `upsertOrders` writes orders.
+ * Checkouts with distinct external_ids, each with its embedded customer, the
+ * recoveries they schedule or cancel and the contact syncs they call for, by
+ * the one write path (see `writeEmbedding`).
  */
-export function upsertCheckouts(db: Db, store: StoreContext, inputs: readonly CheckoutInput[], options: TriggerOptions): Promise<Array<Upserted<Checkout> | AppError>> {
-  const checkouts = onlyGroup(byShape(inputs.map(checkoutFields), (write) => write, (write) => write.external_id));
-  const customers = checkouts && embeddedInOneGroup(inputs, checkouts);
-  const write = { storeId: store.id, backfill: options.backfill, recoveryDelaySeconds: store.recoveryDelaySeconds };
-  return writeRecords(db, {
-    keys: inputs.map((input) => input.external_id),
-    together: customers && checkouts && ((db) => repo.writeCheckouts(db, { ...write, checkouts, writes: customers.writes, customerKeys: customers.keys, strict: true })),
-    separately: async (trx) => {
-      // A record older than the stored one is not applied: nothing of it is written, its customer included.
-      const older = await olderThanStored(trx, "checkouts", store.id, inputs);
-      const applied = inputs.filter((input) => !older.has(input.external_id));
-      const customers = await upsertEmbeddedCustomers(trx, store, applied.map((input) => input.customer), options);
-      const linked = applied.map((input) => ({ ...checkoutFields(input), customer_id: customers.rowOf(input.customer).id }));
-      return inGroups(linked, (checkout) => checkout.external_id, (checkouts) => repo.writeCheckouts(trx, { ...write, checkouts, strict: false }));
-    },
-    stored: (db, keys) => repo.findCheckouts(db, store.id, keys),
-    keyOf: (row) => row.external_id,
-    toRecord: toCheckout,
-  });
-}
+export const upsertCheckouts = writeEmbedding({ table: "checkouts", fields: checkoutFields, write: repo.writeCheckouts, stored: repo.findCheckouts, toRecord: toCheckout });
 
 /**
  * A PATCH in one statement, atomic by itself (see `updateCheckoutAlone`): the

@@ -1,7 +1,7 @@
-import { sql, type RawBuilder } from "kysely";
+import { sql, type QueryCreator, type RawBuilder } from "kysely";
 import { statement, type ValueOf } from "../../db/statement.js";
-import type { CustomerRow, Executor, Trx } from "../../db/types.js";
-import { allWritten, arrayParameter, freshOrFail, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted } from "../../db/sql.js";
+import type { CustomerRow, Database, Executor, Trx } from "../../db/types.js";
+import { allOrNone, arrayParameter, linkedByKey, oneRow, written, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted } from "../../db/sql.js";
 import { withTriggers } from "../../automations/triggers.js";
 import { inWindow, type PageWindow } from "../../db/pages.js";
 import { LockOrderConflict } from "../../db/transaction.js";
@@ -58,8 +58,7 @@ export type CustomerWrite = { key: { external_id: string; keyed_by_phone: boolea
  */
 export async function writeCustomers(db: Executor, push: CustomersToWrite & { backfill: boolean; strict: boolean }): Promise<Array<CustomerRow & { inserted: boolean }>> {
   if (push.writes.length === 0) return [];
-  const rows = await writeCustomersStatement(db, push);
-  return rows.filter((row): row is typeof row & CustomerRow & { inserted: boolean } => row.id !== null);
+  return written<CustomerRow & { inserted: boolean }>(await writeCustomersStatement(db, push));
 }
 
 /**
@@ -72,10 +71,10 @@ const writeCustomersStatement = statement(
   ({ writes }: CustomersToWrite & { backfill: boolean; strict: boolean }) => fieldsOf(writes).join(),
   (db, value, { writes }) =>
     withCustomerSyncs(db, value, fieldsOf(writes))
-      .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
+      .selectFrom(oneRow)
       .leftJoin("customer", (join) => join.onTrue())
       .selectAll("customer")
-      .select(freshOrFail(allWritten(value((args) => args.strict), value((args) => args.writes.length), "customer")).as("fresh")),
+      .select(allOrNone(value, "customer", (args) => args.writes.length)),
 );
 
 /** `withCustomers` with what the customers written trigger (see `withTriggers`). */
@@ -171,6 +170,38 @@ export function withCustomers<A extends CustomersToWrite>(db: Executor, value: V
         )
         .onConflict((oc) => oc.doNothing()),
     );
+}
+
+/**
+ * The records of a resource that embeds its customer (an order, a checkout)
+ * one statement writes: of one set of fields, with distinct keys, and either
+ * their customers with them (`writes`, as `writeCustomers` takes them, and
+ * each record's customer key in `customerKeys`) or each linked to a stored
+ * customer (its `customer_id`). `strict`: a record older than its stored one
+ * fails the whole statement (a stale write), so that nothing of it stays, its
+ * customer included; otherwise it is left out and the rest written.
+ */
+export type EmbeddingToWrite<Values> = {
+  storeId: number;
+  records: readonly Values[];
+  writes?: readonly CustomerWrite[] | undefined;
+  customerKeys?: readonly string[] | undefined;
+  backfill: boolean;
+  strict: boolean;
+};
+
+/**
+ * What a statement writing records that embed their customer starts from:
+ * their customers' CTEs (`contact`, `customer`, `link`, see `withCustomers`)
+ * when it writes them, the column that links each record to its customer
+ * there, and how `unnestRows` joins it; nothing of that when each record
+ * carries its stored customer's id. The customers' CTEs are read by name in
+ * SQL only (the link by key, the triggers): kysely needs not know them.
+ */
+export function embedding<A extends EmbeddingToWrite<object>>(db: Executor, value: ValueOf<A>, writes: readonly CustomerWrite[] | undefined) {
+  if (writes === undefined) return { base: db as QueryCreator<Database>, linked: [] as "customer_id"[], link: {}, tables: [] as "customer"[] };
+  const base = withCustomers(db, value as ValueOf<A & CustomersToWrite>, fieldsOf(writes)) as unknown as QueryCreator<Database>;
+  return { base, linked: ["customer_id" as const], link: linkedByKey(value((args) => args.customerKeys), "customer"), tables: ["customer" as const] };
 }
 
 /** True when a synced field the write carries differs from the stored one. */

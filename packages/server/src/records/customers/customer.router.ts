@@ -1,7 +1,7 @@
 import { customerInputSchema, customerPageSchema, customerRecordSchema, customerSchema } from "@commerce-ingest/shared";
 import { z } from "zod";
 import { router } from "../../trpc.js";
-import { batchProcedure, recordParams, STORE_ERRORS, storeProcedure, readProcedures, upsertProcedure, upsertSpec } from "../procedures.js";
+import { recordParams, STORE_ERRORS, storeProcedure, readProcedures, upsertSpec, writeProcedures } from "../procedures.js";
 import * as customers from "./customer.service.js";
 
 export const customerUpsert = upsertSpec({
@@ -37,8 +37,7 @@ export const customerRouter = router({
     page: customerPageSchema,
     read: customers.customerReadBack,
   }),
-  upsert: upsertProcedure(customerUpsert),
-  batch: batchProcedure(customerUpsert),
+  ...writeProcedures(customerUpsert),
   delete: storeProcedure
     .meta({
       openapi: {

@@ -9,7 +9,7 @@ import { olderThanStored } from "../../db/sql.js";
 import { inTransaction } from "../../db/transaction.js";
 import type { Upserted } from "../calls.js";
 import { byShape, onlyGroup, presentOnly, uniqueTags } from "../fields.js";
-import { writeRecords } from "../write-path.js";
+import { inGroups, writeRecords } from "../write-path.js";
 import { unstorableText } from "../../text.js";
 import { listPage } from "../pages.js";
 import type { ReadBack } from "../read-back.js";
@@ -134,6 +134,57 @@ function toCustomerRecord(row: CustomerRow): CustomerRecord {
     source_updated_at: formatOptionalTimestamp(row.source_updated_at),
     created_at: formatTimestamp(row.created_at),
     updated_at: formatTimestamp(row.updated_at),
+  };
+}
+
+/**
+ * How a resource whose records embed their customer (orders, checkouts)
+ * writes them (see `writeEmbedding`): its table, what an upsert writes of a
+ * record, its one statement (see `EmbeddingToWrite`), how the stored records
+ * are read, and how a row is answered.
+ */
+export type Embedding<Input, Values, Row, Record> = {
+  table: "orders" | "checkouts";
+  fields: (input: Input) => Values;
+  write: (db: Executor, push: repo.EmbeddingToWrite<Values> & { recoveryDelaySeconds: number }) => Promise<Array<Row & { inserted: boolean }>>;
+  stored: (db: Executor, storeId: number, keys: readonly string[]) => Promise<readonly Row[]>;
+  toRecord: (row: Row) => Record;
+};
+
+type Embeds = { external_id: string; customer: CustomerInput; source_updated_at?: string | undefined };
+
+/**
+ * Records that embed their customer, with distinct external_ids, each with its
+ * customer (upserted by the key rule and linked) and what they trigger, by the
+ * one write path (see `writeRecords`): a push (a set of one), pushes
+ * gathered, a batch or an import's chunk. In one statement with their
+ * customers when both are of one set of fields each; otherwise in a
+ * transaction: the stale records left out (their customers too), the
+ * customers once each (see `upsertEmbeddedCustomers`), then the records.
+ */
+export function writeEmbedding<Input extends Embeds, Values extends { external_id: string }, Row extends { external_id: string }, Record>(
+  embedding: Embedding<Input, Values, Row, Record>,
+): (db: Db, store: StoreContext, inputs: readonly Input[], options: TriggerOptions) => Promise<Array<Upserted<Record> | AppError>> {
+  const { table, fields, write, stored, toRecord } = embedding;
+  return (db, store, inputs, options) => {
+    const records = onlyGroup(byShape(inputs.map(fields), (record) => record, (record) => record.external_id));
+    const customers = records && embeddedInOneGroup(inputs, records);
+    const push = { storeId: store.id, backfill: options.backfill, recoveryDelaySeconds: store.recoveryDelaySeconds };
+    return writeRecords(db, {
+      keys: inputs.map((input) => input.external_id),
+      together: customers && records && ((db) => write(db, { ...push, records, writes: customers.writes, customerKeys: customers.keys, strict: true })),
+      separately: async (trx) => {
+        // A record older than the stored one is not applied: nothing of it is written, its customer included.
+        const older = await olderThanStored(trx, table, store.id, inputs);
+        const applied = inputs.filter((input) => !older.has(input.external_id));
+        const customers = await upsertEmbeddedCustomers(trx, store, applied.map((input) => input.customer), options);
+        const linked = applied.map((input) => ({ ...fields(input), customer_id: customers.rowOf(input.customer).id }));
+        return inGroups(linked, (record) => record.external_id, (records) => write(trx, { ...push, records, strict: false }));
+      },
+      stored: (db, keys) => stored(db, store.id, keys),
+      keyOf: (row) => row.external_id,
+      toRecord,
+    });
   };
 }
 

@@ -1,10 +1,10 @@
-import { sql, type QueryCreator, type Selectable } from "kysely";
-import { allWritten, arrayColumns, carriedColumns, freshOrFail, linkedByKey, mergedColumns, notStale, notStaleFor, now, overTables, rowValues, unnestRows, wasInserted } from "../../db/sql.js";
+import { sql, type Selectable } from "kysely";
+import { allOrNone, arrayColumns, carriedColumns, mergedColumns, notStale, notStaleFor, now, oneRow, rowValues, unnestRows, wasInserted, written } from "../../db/sql.js";
 import { MOST_ORDERS_BY_ID } from "../../automations/flows/checkout-recovery.js";
 import { withTriggers } from "../../automations/triggers.js";
-import { fieldsOf, withCustomers, type CustomerWrite, type CustomersToWrite } from "../customers/customer.repository.js";
-import { statement, type ValueOf } from "../../db/statement.js";
-import type { Database, Executor, OrderTable } from "../../db/types.js";
+import { embedding, fieldsOf, type EmbeddingToWrite } from "../customers/customer.repository.js";
+import { statement } from "../../db/statement.js";
+import type { Executor, OrderTable } from "../../db/types.js";
 import type { SharedOptionalColumns } from "../fields.js";
 
 export type OrderWrite = {
@@ -43,22 +43,8 @@ const orderTypes: Record<keyof OrderValues, string> = {
   line_items: "jsonb",
 };
 
-/**
- * The orders one statement writes: of one set of fields, with distinct keys,
- * and either their customers with them (`writes`, as `upsertCustomers` takes
- * them, and each order's customer key in `customerKeys`) or each linked to a
- * stored customer (`customer_id`). `strict`: an order older than its stored
- * one fails the whole statement (a stale write), so that nothing of it stays,
- * its customers included; otherwise it is left out and the rest written.
- */
-export type OrdersToWrite = {
-  storeId: number;
-  orders: readonly OrderValues[];
-  writes?: readonly CustomerWrite[];
-  customerKeys?: readonly string[];
-  backfill: boolean;
-  strict: boolean;
-};
+/** The orders one statement writes (see `EmbeddingToWrite`). */
+export type OrdersToWrite = EmbeddingToWrite<OrderValues>;
 
 /** What a statement wrote of an order, and whether it created it. */
 export type WrittenOrderRow = WrittenOrder & { inserted: boolean };
@@ -66,53 +52,40 @@ export type WrittenOrderRow = WrittenOrder & { inserted: boolean };
 /**
  * Writes orders in one statement, atomic by itself, whichever entry they came
  * from (a push is a set of one): their customers and contacts when they carry
- * them (as `upsertCustomers` writes them, CTE `customer`), the orders (CTE
- * `ord`; rows passed as one array per column, `unnest`, so the same text
- * serves any number), the recoveries they cancel and the jobs they call for
- * (contact syncs and post-purchase), chosen in SQL (see `withTriggers`).
- * Built once per set of fields and planning size (see `statement`).
+ * them (see `embedding`), the orders (CTE `ord`; rows passed as one array per
+ * column, `unnest`, so the same text serves any number), the recoveries they
+ * cancel and the jobs they call for (contact syncs and post-purchase), chosen
+ * in SQL (see `withTriggers`). Built once per set of fields and planning size
+ * (see `statement`).
  */
 export async function writeOrders(db: Executor, push: OrdersToWrite): Promise<WrittenOrderRow[]> {
-  if (push.orders.length === 0) return [];
-  const rows = await writeOrdersStatement(db, push);
-  return rows.filter((row): row is typeof row & WrittenOrderRow => row.id !== null);
+  return push.records.length === 0 ? [] : written<WrittenOrderRow>(await writeOrdersStatement(db, push));
 }
 
 /** How an order statement's recovery cancellation is planned: one order, a few, or a batch's (see `MOST_ORDERS_BY_ID`). */
 const planned = (orders: number) => (orders === 1 ? "one" : orders > MOST_ORDERS_BY_ID ? "many" : "some");
 
 const writeOrdersStatement = statement(
-  ({ writes, orders }: OrdersToWrite) => `${writes ? fieldsOf(writes).join() : "linked"}|${carriedColumns(orders).join()}|${planned(orders.length)}`,
-  (db, value, { writes, orders }) => {
-    const columns = ["external_id", ...carriedColumns(orders)] as (keyof OrderValues)[];
+  ({ writes, records }: OrdersToWrite) => `${writes ? fieldsOf(writes).join() : "linked"}|${carriedColumns(records).join()}|${planned(records.length)}`,
+  (db, value, { writes, records }) => {
+    const columns = ["external_id", ...carriedColumns(records)] as (keyof OrderValues)[];
     const store = { id: value((args) => args.storeId) };
-    const options = { backfill: value((args) => args.backfill) };
-    const withCustomer = writes !== undefined;
-    const customerId = withCustomer ? (["customer_id"] as const) : [];
-    // The customers' CTEs are read by name in SQL only (the link by key, the triggers): kysely needs not know them.
-    const base: QueryCreator<Database> = withCustomer ? (withCustomers(db, value as ValueOf<OrdersToWrite & CustomersToWrite>, fieldsOf(writes)) as unknown as QueryCreator<Database>) : db;
-    const written = base.with("ord", (qc) =>
-      overTables(qc)
+    const { base, linked, link, tables } = embedding(db, value, writes);
+    const ord = base.with("ord", (qc) =>
+      qc
         .insertInto("orders")
-        .columns(["store_id", ...columns, ...customerId])
-        .expression(
-          unnestRows(
-            [sql`${store.id}::bigint`],
-            arrayColumns(value, orderTypes, columns, (args) => args.orders),
-            withCustomer ? linkedByKey(value((args) => args.customerKeys), "customer") : {},
-          ),
-        )
-        .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(mergedColumns("orders", [...carriedColumns(orders), ...customerId])).where(notStale("orders")))
+        .columns(["store_id", ...columns, ...linked])
+        .expression(unnestRows([sql`${store.id}::bigint`], arrayColumns(value, orderTypes, columns, (args) => args.records), link))
+        .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(mergedColumns("orders", [...carriedColumns(records), ...linked])).where(notStale("orders")))
         .returning(WRITTEN_ORDER)
         .returning(wasInserted.as("inserted")),
     );
-    const tables = withCustomer ? (["customer", "ord"] as const) : (["ord"] as const);
-    return withTriggers(written, { tables, orders: orders.length, alone: withCustomer && orders.length === 1 }, store, options)
-      .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
+    const alone = writes !== undefined && records.length === 1;
+    return withTriggers(ord, { tables: [...tables, "ord"], orders: records.length, alone }, store, { backfill: value((args) => args.backfill) })
+      .selectFrom(oneRow)
       .leftJoin("ord", (join) => join.onTrue())
       .select(WRITTEN_ORDER.map((column) => `ord.${column}` as const))
-      .select("ord.inserted")
-      .select(freshOrFail(allWritten(value((args) => args.strict), value((args) => args.orders.length), "ord")).as("fresh"));
+      .select(["ord.inserted", allOrNone(value, "ord", (args) => args.records.length)]);
   },
 );
 

@@ -1,6 +1,6 @@
 import { orderInputSchema, orderPageSchema, orderPatchSchema, orderRecordSchema, orderSchema } from "@commerce-ingest/shared";
 import { router } from "../../trpc.js";
-import { batchProcedure, patchProcedure, readProcedures, upsertProcedure, upsertSpec } from "../procedures.js";
+import { patchProcedure, readProcedures, upsertSpec, writeProcedures } from "../procedures.js";
 import * as orders from "./order.service.js";
 
 export const orderUpsert = upsertSpec({
@@ -29,8 +29,7 @@ export const orderUpsert = upsertSpec({
 
 export const orderRouter = router({
   ...readProcedures({ resource: "orders", summaries: { list: "List orders, in the order they changed", retrieve: "Read an order back" }, record: orderRecordSchema, page: orderPageSchema, read: orders.orderReadBack }),
-  upsert: upsertProcedure(orderUpsert),
-  batch: batchProcedure(orderUpsert),
+  ...writeProcedures(orderUpsert),
   update: patchProcedure({
     resource: "orders",
     summary: "Change an order's statuses, tags or metadata",

@@ -1,17 +1,13 @@
 import type { Order, OrderInput, OrderPatch, OrderRecord } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../tenancy/store-context.js";
-import type { TriggerOptions } from "../../automations/triggers.js";
-import { olderThanStored } from "../../db/sql.js";
 import { inStatement } from "../../db/transaction.js";
 import type { Db } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
-import { embeddedInOneGroup, upsertEmbeddedCustomers } from "../customers/customer.service.js";
-import { byShape, onlyGroup, presentOnly, sharedOptionalColumns } from "../fields.js";
-import type { Upserted } from "../calls.js";
-import { inGroups, writeRecords } from "../write-path.js";
+import { writeEmbedding } from "../customers/customer.service.js";
+import { presentOnly, sharedOptionalColumns } from "../fields.js";
 import { readBack } from "../read-back.js";
 import * as repo from "./order.repository.js";
 
@@ -56,34 +52,11 @@ function orderFields(input: OrderInput): repo.OrderValues {
 }
 
 /**
- * Orders with distinct external_ids, each with its embedded customer
- * (upserted by the key rule and linked), the recoveries they cancel and the
- * jobs they call for, by the one write path (see `writeRecords`): a push (a
- * set of one), pushes gathered, a batch or an import's chunk. In one
- * statement with their customers when both are of one set of fields each;
- * otherwise in a transaction: the stale orders left out (their customers too),
- * the customers once each (see `upsertEmbeddedCustomers`), then the orders.
+ * Orders with distinct external_ids, each with its embedded customer, the
+ * recoveries they cancel and the jobs they call for (contact syncs and
+ * post-purchase), by the one write path (see `writeEmbedding`).
  */
-export function upsertOrders(db: Db, store: StoreContext, inputs: readonly OrderInput[], options: TriggerOptions): Promise<Array<Upserted<Order> | AppError>> {
-  const orders = onlyGroup(byShape(inputs.map(orderFields), (write) => write, (write) => write.external_id));
-  const customers = orders && embeddedInOneGroup(inputs, orders);
-  const write = { storeId: store.id, backfill: options.backfill };
-  return writeRecords(db, {
-    keys: inputs.map((input) => input.external_id),
-    together: customers && orders && ((db) => repo.writeOrders(db, { ...write, orders, writes: customers.writes, customerKeys: customers.keys, strict: true })),
-    separately: async (trx) => {
-      // A record older than the stored one is not applied: nothing of it is written, its customer included.
-      const older = await olderThanStored(trx, "orders", store.id, inputs);
-      const applied = inputs.filter((input) => !older.has(input.external_id));
-      const customers = await upsertEmbeddedCustomers(trx, store, applied.map((input) => input.customer), options);
-      const linked = applied.map((input) => ({ ...orderFields(input), customer_id: customers.rowOf(input.customer).id }));
-      return inGroups(linked, (order) => order.external_id, (orders) => repo.writeOrders(trx, { ...write, orders, strict: false }));
-    },
-    stored: (db, keys) => repo.findOrders(db, store.id, keys),
-    keyOf: (row) => row.external_id,
-    toRecord: toOrder,
-  });
-}
+export const upsertOrders = writeEmbedding({ table: "orders", fields: orderFields, write: repo.writeOrders, stored: repo.findOrders, toRecord: toOrder });
 
 /** PATCH changes no field any automation reads, so it triggers nothing. */
 export async function updateOrder(db: Db, store: StoreContext, externalId: string, patch: OrderPatch): Promise<{ order: Order; stale: boolean }> {

@@ -1,7 +1,7 @@
 import type { ShipmentStatus } from "@commerce-ingest/shared";
 import { sql, type QueryCreator } from "kysely";
 import { withTriggers } from "../../automations/triggers.js";
-import { allWritten, arrayColumns, carriedColumns, freshOrFail, linkedByKey, mergedColumns, notStale, unnestRows, wasInserted } from "../../db/sql.js";
+import { allOrNone, arrayColumns, carriedColumns, linkedByKey, mergedColumns, notStale, oneRow, unnestRows, wasInserted, written } from "../../db/sql.js";
 import { statement, type ValueOf } from "../../db/statement.js";
 import type { Database, Executor, ShipmentRow, Trx } from "../../db/types.js";
 
@@ -71,7 +71,7 @@ export type ShipmentValues = Omit<ShipmentWrite, "order_id"> & { order_id?: numb
 export async function writeShipments(db: Executor, push: ShipmentsToWrite): Promise<Array<ShipmentRow & { inserted: boolean }>> {
   if (push.shipments.length === 0) return [];
   const rows = await writeShipmentsStatement(db, push);
-  return rows.filter((row): row is typeof row & ShipmentRow & { inserted: boolean } => row.id !== null);
+  return written<ShipmentRow & { inserted: boolean }>(rows);
 }
 
 const writeShipmentsStatement = statement(
@@ -108,10 +108,10 @@ const writeShipmentsStatement = statement(
         .returning(wasInserted.as("inserted")),
     );
     return withTriggers(written, { tables: ["ship"] }, { id: storeId }, { backfill: value((args) => args.backfill) })
-      .selectFrom(sql<{ one: number }>`(select 1)`.as("one"))
+      .selectFrom(oneRow)
       .leftJoin("ship", (join) => join.onTrue())
       .selectAll("ship")
-      .select(freshOrFail(allWritten(value((args) => args.strict), value((args) => args.shipments.length), "ship")).as("fresh"));
+      .select(allOrNone(value, "ship", (args) => args.shipments.length));
   },
 );
 

@@ -1,6 +1,6 @@
 import { shipmentInputSchema, shipmentPageSchema, shipmentRecordSchema, shipmentSchema } from "@commerce-ingest/shared";
 import { router } from "../../trpc.js";
-import { batchProcedure, readProcedures, upsertProcedure, upsertSpec } from "../procedures.js";
+import { readProcedures, upsertSpec, writeProcedures } from "../procedures.js";
 import * as shipments from "./shipment.service.js";
 
 export const shipmentUpsert = upsertSpec({
@@ -26,6 +26,5 @@ export const shipmentUpsert = upsertSpec({
 
 export const shipmentRouter = router({
   ...readProcedures({ resource: "shipments", summaries: { list: "List shipments, in the order they changed", retrieve: "Read a shipment back, with its order's external_id" }, record: shipmentRecordSchema, page: shipmentPageSchema, read: shipments.shipmentReadBack }),
-  upsert: upsertProcedure(shipmentUpsert),
-  batch: batchProcedure(shipmentUpsert),
+  ...writeProcedures(shipmentUpsert),
 });
