@@ -169,7 +169,6 @@ export const dueJobsToLock = (db: Executor, limit: number) => dueJobs(db, limit)
 
 /** `lockDueJobs`' statement, built once (see `statement`). */
 const lockDueJobsStatement = statement(
-  () => "",
   (db, value: ValueOf<{ limit: number }>) => dueJobsToLock(db, value((args) => args.limit)),
 );
 
@@ -329,23 +328,16 @@ export async function redactJobsOfErased(trx: Trx, jobIds: readonly number[]): P
 
 export type ActivityFilter = { flow?: Flow | undefined; status?: JobStatus | undefined };
 
+/** A store's newest automation runs, of a flow or a status if asked. */
 export function listRuns(db: Executor, storeId: number, limit: number, filter: ActivityFilter = {}) {
   let query = db.selectFrom("automation_jobs").selectAll().where("store_id", "=", storeId);
   if (filter.flow) query = query.where("flow", "=", filter.flow);
   if (filter.status) query = query.where("status", "=", filter.status);
-  return query
-    .orderBy("created_at", "desc")
-    .orderBy("id", "desc")
-    .limit(limit)
-    .execute();
+  return query.orderBy("created_at", "desc").orderBy("id", "desc").limit(limit).execute();
 }
 
+/** A store's newest messages, of a flow if asked (by their run, as the runs are listed). */
 export function listMessages(db: Executor, storeId: number, limit: number, filter: ActivityFilter = {}) {
-  let query = db.selectFrom("messages").selectAll().where("store_id", "=", storeId);
-  if (filter.flow) query = query.where("flow", "=", filter.flow);
-  return query
-    .orderBy("created_at", "desc")
-    .orderBy("job_id", "desc")
-    .limit(limit)
-    .execute();
+  const query = db.selectFrom("messages").selectAll().where("store_id", "=", storeId);
+  return (filter.flow ? query.where("flow", "=", filter.flow) : query).orderBy("created_at", "desc").orderBy("job_id", "desc").limit(limit).execute();
 }

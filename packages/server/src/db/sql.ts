@@ -21,7 +21,7 @@ export const anyId = (ids: readonly number[]): RawBuilder<number> => sql<number>
  * the array itself as `arrayParameter` makes it (a statement compiled once per
  * shape passes it as a value of the run, see `statement`).
  */
-export type ArrayColumn = { name: string; type: string } & ({ values: readonly unknown[] } | { parameter: unknown });
+export type ArrayColumn = { name: string; type: string } & ({ values: readonly unknown[] } | { parameter: unknown; one?: boolean });
 
 /** The one parameter that carries a column's values: `text[]` columns as JSON (arrays of arrays must be rectangular), the rest as they are. */
 export function arrayParameter(type: string, values: readonly unknown[]): unknown[] {
@@ -33,7 +33,14 @@ export function arrayParameter(type: string, values: readonly unknown[]): unknow
  * passed as one array, by `value`, for a statement compiled once per shape
  * (see `unnestRows` and `statement`); `types` gives each column's SQL type.
  */
-export function arrayColumns<A, N extends string>(value: ValueOf<A>, types: Record<N, string>, names: readonly N[], rowsOf: (args: A) => ReadonlyArray<Partial<Record<N, unknown>>>): ArrayColumn[] {
+export function arrayColumns<A, N extends string>(
+  value: ValueOf<A>,
+  types: Record<N, string>,
+  names: readonly N[],
+  rowsOf: (args: A) => ReadonlyArray<Partial<Record<N, unknown>>>,
+  one = false,
+): ArrayColumn[] {
+  if (one) return names.map((name) => ({ name, type: types[name], parameter: value((args) => rowsOf(args)[0]?.[name]), one }));
   return names.map((name) => ({ name, type: types[name], parameter: value((args) => arrayParameter(types[name], rowsOf(args).map((row) => row[name]))) }));
 }
 
@@ -68,7 +75,9 @@ export function linkedByKey(keys: unknown, cte: string): { trailing: ReadonlyArr
  * each waiting for the other (see `docs/architecture.md`). The statement's text
  * is the same for any number of rows, so PostgreSQL parses and plans it once
  * per connection, and its parameters are a dozen arrays, not one per value.
- * A `text[]` column travels as JSON (see `arrayParameter`).
+ * A `text[]` column travels as JSON (see `arrayParameter`). One row (every
+ * column `one`: its parameter the row's own value) is selected from its
+ * values alone, with no arrays to build, send and take apart: a push's.
  */
 export function unnestRows(
   leading: ReadonlyArray<RawBuilder<unknown>>,
@@ -77,20 +86,21 @@ export function unnestRows(
   more: { trailing?: ReadonlyArray<RawBuilder<unknown>>; join?: RawBuilder<unknown> } = {},
 ): RawBuilder<never> {
   const isList = (column: ArrayColumn) => column.type === "text[]";
-  const arrays = columns.map((column) => {
-    const parameter = "parameter" in column ? column.parameter : arrayParameter(column.type, column.values);
-    return sql`${parameter}::${sql.raw(isList(column) ? "jsonb" : column.type)}[]`;
-  });
+  const one = columns.length > 0 && columns.every((column) => "one" in column && column.one === true);
+  const parameterOf = (column: ArrayColumn) => ("parameter" in column ? column.parameter : arrayParameter(column.type, column.values));
+  const names = columns.map((column) => sql.id(column.name));
+  const rows = one
+    ? sql`(select ${sql.join(columns.map((column) => sql`${parameterOf(column)}::${sql.raw(column.type)} as ${sql.id(column.name)}`))}, 1::bigint as ordinal) as r`
+    : sql`unnest(${sql.join(columns.map((column) => sql`${parameterOf(column)}::${sql.raw(isList(column) ? "jsonb" : column.type)}[]`))}) with ordinality as r(${sql.join(names)}, ordinal)`;
   const picked = columns.map((column) =>
-    isList(column)
+    isList(column) && !one
       ? sql`case when ${sql.ref(`r.${column.name}`)} is not null then array(select jsonb_array_elements_text(${sql.ref(`r.${column.name}`)})) end`
       : sql.ref(`r.${column.name}`),
   );
-  const names = columns.map((column) => sql.id(column.name));
   const key = columns.find((column) => column.name === "external_id") ?? columns[0];
   const order = key ? sql`${sql.ref(`r.${key.name}`)}, r.ordinal` : sql`r.ordinal`;
   return sql<never>`select ${sql.join([...leading, ...picked, ...(more.trailing ?? [])])}
-    from unnest(${sql.join(arrays)}) with ordinality as r(${sql.join(names)}, ordinal) ${more.join ?? sql``} order by ${order}`;
+    from ${rows} ${more.join ?? sql``} order by ${order}`;
 }
 
 type SourcedTable = "customers" | "orders" | "checkouts" | "shipments";

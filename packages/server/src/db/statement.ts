@@ -28,11 +28,38 @@ let checking = false;
  * Has every statement made by `statement` also be built from its run's own
  * values, as kysely would build it for that run alone, and compared with the
  * statement it ran: a different text or different values fail the run. For
- * the test suites, which so prove that each statement's shape key covers
- * everything its text depends on.
+ * the test suites, which so prove that each statement's text depends on its
+ * arguments' shape alone (see `shapeOf`).
  */
 export function checkStatements(on: boolean): void {
   checking = on;
+}
+
+/**
+ * The most rows of a list that count as "some" in a statement's shape (see
+ * `shapeOf`); past it, "many": a statement may plan a few rows one way and a
+ * batch's another (see `MOST_ORDERS_BY_ID`).
+ */
+export const SOME_ROWS = 50;
+
+/**
+ * What a statement's text may depend on, read off its run's arguments
+ * themselves, with no key written by hand: the keys each object has (in their
+ * order; a key whose value is `undefined` is absent) and, for each list of
+ * objects (records), the keys of its first one (every record of a statement
+ * carries the same fields) and how many it holds: one, some or many (see
+ * `SOME_ROWS`). Values never count, nor do lists of values (keys, tags).
+ */
+export function shapeOf(args: unknown): string {
+  if (Array.isArray(args)) {
+    const [first] = args as unknown[];
+    if (first === null || typeof first !== "object") return "";
+    return `[${args.length === 1 ? "1" : args.length > SOME_ROWS ? "+" : ""}${shapeOf(first)}]`;
+  }
+  if (args === null || typeof args !== "object") return "";
+  let shape = "{";
+  for (const [key, value] of Object.entries(args)) if (value !== undefined) shape += `${key}${shapeOf(value)},`;
+  return `${shape}}`;
 }
 
 /**
@@ -40,19 +67,15 @@ export function checkStatements(on: boolean): void {
  * call's values: building a statement of a dozen CTEs and compiling it to text
  * costs more of the service's CPU than sending it and reading its answer.
  *
- * `shapeOf` names what the statement's text depends on (the columns a write
- * carries, say); `build` makes the statement from the database, `value` and
- * the arguments. Every value goes in through `value(args => ...)`, never
- * directly: a value met directly is refused when the statement is compiled
- * (it would be the first run's at every run). `build` may read the arguments
- * only for what `shapeOf` names. Runs are the same as kysely's own: the text
- * and values it would have sent, through the same executor (its transaction,
- * its connection's prepared statements).
+ * `build` makes the statement from the database, `value` and the arguments.
+ * It may read of the arguments only their shape (see `shapeOf`: which fields
+ * they carry, how many records), never a value: every value goes in through
+ * `value(args => ...)`. A value met directly is refused when the statement is
+ * compiled (it would be the first run's at every run). Runs are the same as
+ * kysely's own: the text and values it would have sent, through the same
+ * executor (its transaction, its connection's prepared statements).
  */
-export function statement<A, R>(
-  shapeOf: (args: A) => string,
-  build: (db: Executor, value: ValueOf<A>, args: A) => Buildable<R>,
-): (db: Executor, args: A) => Promise<R[]> {
+export function statement<A, R>(build: (db: Executor, value: ValueOf<A>, args: A) => Buildable<R>): (db: Executor, args: A) => Promise<R[]> {
   const shapes = new Map<string, Compiled<A>>();
   const placeholder: ValueOf<A> = (pick) => ({ [PICK]: pick }) as Placeholder<A> as never;
 

@@ -90,11 +90,8 @@ export interface RequestLogTable {
   details: ColumnType<unknown, string | null | undefined, never>;
 }
 
-/** A store's messaging-app contact: one per E.164 phone. */
-export interface ContactTable {
-  id: Generated<number>;
-  store_id: number;
-  phone: string;
+/** A customer's profile, as the shop sends it and as a contact sync copies it to the customer's contact. */
+interface Profile {
   first_name: string | null;
   last_name: string | null;
   email: string | null;
@@ -102,26 +99,26 @@ export interface ContactTable {
   tags: Generated<string[]>;
   lifetime_value: Generated<number>;
   orders_count: Generated<number>;
+}
+
+/** A store's messaging-app contact: one per E.164 phone, with the profile the last sync wrote. */
+export interface ContactTable extends Profile {
+  id: Generated<number>;
+  store_id: number;
+  phone: string;
   synced_at: Date | null;
   /** The customer whose profile the last sync wrote here: an erasure clears only its own. */
   synced_customer_id: number | null;
   created_at: CreatedAt;
 }
 
-export interface CustomerTable {
+export interface CustomerTable extends Profile {
   id: Generated<number>;
   store_id: number;
   /** The caller's id, or the E.164 phone for a phone-keyed customer; null once a phone key is erased. */
   external_id: string | null;
   keyed_by_phone: boolean;
   phone: string | null;
-  first_name: string | null;
-  last_name: string | null;
-  email: string | null;
-  locale: string | null;
-  tags: Generated<string[]>;
-  lifetime_value: Generated<number>;
-  orders_count: Generated<number>;
   contact_id: number | null;
   profile_version: Generated<number>;
   /** Whether the write that last touched the customer created it or changed a synced field. */

@@ -93,6 +93,8 @@ export function presentOnly<T extends Record<string, unknown>>(fields: T): Parti
  * key order, so that two batches sharing rows lock them in the same order.
  */
 export function byShape<W extends object>(writes: readonly W[], fields: (write: W) => object, key: (write: W) => string): W[][] {
+  // A push alone is its own group: nothing to compare.
+  if (writes.length <= 1) return writes.length === 0 ? [] : [[...writes]];
   const shapes = new Map<string, W[]>();
   for (const write of writes) {
     const shape = Object.keys(fields(write)).sort().join();

@@ -1,10 +1,11 @@
-import type { ErrorCode, Page } from "@commerce-ingest/shared";
+import type { ErrorCode, OrderRecord, Page } from "@commerce-ingest/shared";
 import { sql, type SelectQueryBuilder } from "kysely";
 import { inWindow, type ChangeTable } from "../db/pages.js";
 import type { Database, Db, Executor } from "../db/types.js";
 import { AppError } from "../errors.js";
 import type { StoreContext } from "../tenancy/store-context.js";
 import { unstorableText } from "../text.js";
+import { formatOptionalTimestamp, formatTimestamp } from "../time.js";
 import { listPage, type PageRequest } from "./pages.js";
 
 /** How a resource's records are read back, one by one and a page at a time (a page's items may say more: `Item`). */
@@ -44,5 +45,16 @@ export function readBack<Row extends Stored, Record>(spec: {
     list(db, store, request) {
       return listPage<Row & { change_at: string }, Record>(db, table, store.id, request, (window) => inWindow(rows(db, store.id), alias, window).execute(), toRecord);
     },
+  };
+}
+
+/** What a stored order or checkout reads back beyond its published fields: its customer's key, what the shop sent with it, and its times. */
+export function embeddingRecord(row: { customer_external_id: string | null; line_items: unknown; metadata: unknown; source_updated_at: Date | null; updated_at: Date }) {
+  return {
+    customer_external_id: row.customer_external_id,
+    line_items: (row.line_items ?? null) as OrderRecord["line_items"],
+    metadata: (row.metadata ?? null) as OrderRecord["metadata"],
+    source_updated_at: formatOptionalTimestamp(row.source_updated_at),
+    updated_at: formatTimestamp(row.updated_at),
   };
 }

@@ -1,5 +1,6 @@
 import { sql, type QueryCreator, type RawBuilder } from "kysely";
 import { z } from "zod";
+import { SOME_ROWS } from "../../db/statement.js";
 import type { Database } from "../../db/types.js";
 import { formatMoney } from "../../money.js";
 import { cancelPendingRecoveries } from "../jobs.repository.js";
@@ -75,7 +76,7 @@ export function cancelRecoveriesForOrderRows<DB extends Database>(qc: QueryCreat
           select cu.id from customers as cu where cu.contact_id = any(array(select contact_id from customer))
           union all select id from customer))
         and c.abandoned_at < ord.placed_at)`,
-    // A constant: written into the statement, which is built once (see `upsertOrderAlone`).
+    // A constant: written into the statement, which is built once (see `writeOrders`).
     sql.lit(ORDERED),
   );
 }
@@ -84,9 +85,10 @@ export function cancelRecoveriesForOrderRows<DB extends Database>(qc: QueryCreat
  * The most orders a statement writes for which their recovery cancellation
  * goes from each order to its contact's checkouts (index lookups): pushes,
  * alone or written together. Past it (batches), the orders are grouped by
- * contact first (`checkoutsOfBatch`).
+ * contact first (`checkoutsOfBatch`). The shapes a statement is compiled for
+ * tell some records from many at the same count (`SOME_ROWS`).
  */
-export const MOST_ORDERS_BY_ID = 50;
+export const MOST_ORDERS_BY_ID = SOME_ROWS;
 
 /**
  * The same cancellation for `orders` orders written by a statement (its `ord` CTE)

@@ -55,6 +55,12 @@ export const ERASED = "the customer was erased";
 /** The columns of a customer every flow reads to address its message. */
 export type CustomerColumns = { customer_id: number; contact_id: number | null; phone: string | null; first_name: string | null; deleted_at: Date | null };
 
+/** A message to the record's customer: `content` for its contact, or nothing when the customer was erased. */
+export function messageTo<F extends Flow>(row: CustomerColumns, content: (to: Recipient) => FlowContent<F>): FlowDecision<F> {
+  const to = recipientOf(row);
+  return to ? { send: true, recipient: to, content: content(to) } : skip(ERASED);
+}
+
 /** The recipient of a message to this customer, or nothing for an erased one. */
 export function recipientOf(row: CustomerColumns): Recipient | undefined {
   if (row.deleted_at !== null || row.contact_id === null) return undefined;

@@ -2,7 +2,7 @@ import { sql } from "kysely";
 import { z } from "zod";
 import { formatMoney } from "../../money.js";
 import { formatTimestamp } from "../../time.js";
-import { defineFlow, ERASED, recipientOf, skip } from "./flow.js";
+import { defineFlow, messageTo, skip } from "./flow.js";
 import { findOrdersForMessage } from "./flow.repository.js";
 
 /** Thanks the customer for an order: once per order, when it is created. */
@@ -15,16 +15,10 @@ export const postPurchase = defineFlow({
   load: findOrdersForMessage,
   decideFrom: (row) => {
     if (!row) return skip("the order no longer exists");
-    const to = recipientOf(row);
-    if (!to) return skip(ERASED);
-    return {
-      send: true,
-      recipient: to,
-      content: {
-        template: "post_purchase",
-        first_name: to.first_name,
-        order: { external_id: row.external_id, total_price: formatMoney(row.total_price), currency: row.currency, placed_at: formatTimestamp(row.placed_at) },
-      },
-    };
+    return messageTo(row, (to) => ({
+      template: "post_purchase",
+      first_name: to.first_name,
+      order: { external_id: row.external_id, total_price: formatMoney(row.total_price), currency: row.currency, placed_at: formatTimestamp(row.placed_at) },
+    }));
   },
 });

@@ -1,7 +1,7 @@
 import { shipmentStatusSchema } from "@commerce-ingest/shared";
 import { sql } from "kysely";
 import { z } from "zod";
-import { defineFlow, ERASED, recipientOf, skip } from "./flow.js";
+import { defineFlow, messageTo, skip } from "./flow.js";
 import { findShipmentsForMessage } from "./flow.repository.js";
 
 /** Tells the customer where their parcel is: once per (shipment, status). */
@@ -23,17 +23,11 @@ export const shippingNotification = defineFlow({
   decideFrom: (row, payload) => {
     if (!row) return skip("the shipment no longer exists");
     if (row.status !== payload.status) return skip("a later status superseded this one");
-    const to = recipientOf(row);
-    if (!to) return skip(ERASED);
-    return {
-      send: true,
-      recipient: to,
-      content: {
-        template: "shipping_notification",
-        first_name: to.first_name,
-        order: { external_id: row.order_external_id },
-        shipment: { external_id: row.external_id, status: row.status, carrier: row.carrier, tracking_number: row.tracking_number, tracking_url: row.tracking_url },
-      },
-    };
+    return messageTo(row, (to) => ({
+      template: "shipping_notification",
+      first_name: to.first_name,
+      order: { external_id: row.order_external_id },
+      shipment: { external_id: row.external_id, status: row.status, carrier: row.carrier, tracking_number: row.tracking_number, tracking_url: row.tracking_url },
+    }));
   },
 });

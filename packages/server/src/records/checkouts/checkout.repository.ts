@@ -2,36 +2,15 @@ import type { CheckoutStatus } from "@commerce-ingest/shared";
 import { sql } from "kysely";
 import { withTriggers } from "../../automations/triggers.js";
 import { allOrNone, arrayColumns, carriedColumns, mergedColumns, notStale, notStaleFor, now, oneRow, overTables, rowValues, unnestRows, wasInserted, written } from "../../db/sql.js";
-import { statement } from "../../db/statement.js";
-import { embedding, fieldsOf, type EmbeddingToWrite } from "../customers/customer.repository.js";
+import { statement, type ValueOf } from "../../db/statement.js";
+import { EMBEDDING_TYPES, embedding, type EmbeddingToWrite, type EmbeddingValues } from "../customers/customer.repository.js";
 import type { CheckoutRow, Executor } from "../../db/types.js";
-import type { SharedOptionalColumns } from "../fields.js";
 
-export type CheckoutWrite = {
-  external_id: string;
-  customer_id: number;
-  abandoned_at: string;
-  total_price: string;
-  recovery_url?: string | null;
-  source_updated_at?: string;
-} & SharedOptionalColumns;
-
-/** A checkout's write as plain values (its tags as a list), for `writeCheckouts`; its customer's id only when that is stored already. */
-export type CheckoutValues = Omit<CheckoutWrite, "tags" | "customer_id"> & { customer_id?: number; tags?: readonly string[] };
+/** A checkout's write as plain values (see `EmbeddingValues`), for `writeCheckouts`. */
+export type CheckoutValues = EmbeddingValues & { abandoned_at: string; recovery_url?: string | null };
 
 /** The SQL type of each column a checkout's write can carry. */
-const checkoutTypes: Record<keyof CheckoutValues, string> = {
-  external_id: "text",
-  customer_id: "bigint",
-  abandoned_at: "timestamptz",
-  total_price: "numeric",
-  currency: "text",
-  recovery_url: "text",
-  source_updated_at: "timestamptz",
-  tags: "text[]",
-  metadata: "jsonb",
-  line_items: "jsonb",
-};
+const checkoutTypes: Record<keyof CheckoutValues, string> = { ...EMBEDDING_TYPES, abandoned_at: "timestamptz", recovery_url: "text" };
 
 /** The checkouts one statement writes (see `EmbeddingToWrite`), and their store's recovery delay. */
 export type CheckoutsToWrite = EmbeddingToWrite<CheckoutValues> & { recoveryDelaySeconds: number };
@@ -49,8 +28,7 @@ export async function writeCheckouts(db: Executor, push: CheckoutsToWrite): Prom
 }
 
 const writeCheckoutsStatement = statement(
-  ({ writes, records }: CheckoutsToWrite) => `${writes ? fieldsOf(writes).join() : "linked"}|${carriedColumns(records).join()}`,
-  (db, value, { writes, records }) => {
+  (db, value: ValueOf<CheckoutsToWrite>, { writes, records }) => {
     const columns = ["external_id", ...carriedColumns(records)] as (keyof CheckoutValues)[];
     const store = { id: value((args) => args.storeId), recoveryDelaySeconds: value((args) => args.recoveryDelaySeconds) };
     const { base, linked, link, tables } = embedding(db, value, writes);
@@ -60,7 +38,7 @@ const writeCheckoutsStatement = statement(
       qc
         .insertInto("checkouts")
         .columns(["store_id", "status", ...columns, ...linked])
-        .expression(unnestRows(abandoned, arrayColumns(value, checkoutTypes, columns, (args) => args.records), link))
+        .expression(unnestRows(abandoned, arrayColumns(value, checkoutTypes, columns, (args) => args.records, records.length === 1), link))
         .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(checkoutMerge([...carriedColumns(records), ...linked])).where(notStale("checkouts")))
         .returningAll()
         .returning(wasInserted.as("inserted")),
@@ -117,8 +95,7 @@ export async function updateCheckoutAlone(db: Executor, patch: CheckoutPatchAlon
 }
 
 const updateCheckoutStatement = statement(
-  ({ changes }: CheckoutPatchAlone) => Object.keys(changes).join(),
-  (db, value, { changes }) => {
+  (db, value: ValueOf<CheckoutPatchAlone>, { changes }) => {
     const store = { id: value((args) => args.storeId), recoveryDelaySeconds: value((args) => args.recoveryDelaySeconds) };
     const options = { backfill: value((args) => args.backfill) };
     const columns = Object.keys(changes) as (keyof CheckoutChanges)[];

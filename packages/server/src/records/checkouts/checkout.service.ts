@@ -6,25 +6,17 @@ import type { CheckoutRow, Db } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
-import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
+import { formatTimestamp } from "../../time.js";
 import { writeEmbedding } from "../customers/customer.service.js";
 import { presentOnly, sharedOptionalColumns } from "../fields.js";
-import { readBack } from "../read-back.js";
+import { embeddingRecord, readBack } from "../read-back.js";
 import * as repo from "./checkout.repository.js";
 
 /** Checkouts read back with their customers' keys (404 `Checkout not found` for an unknown one). */
 export const checkoutReadBack = readBack({ table: "checkouts", alias: "c", notFound: "CHECKOUT_NOT_FOUND", rows: repo.checkoutRecords, toRecord: toCheckoutRecord });
 
 function toCheckoutRecord(row: repo.CheckoutRecordRow): CheckoutRecord {
-  return {
-    ...toCheckout(row),
-    abandoned_at: formatTimestamp(row.abandoned_at),
-    customer_external_id: row.customer_external_id,
-    line_items: (row.line_items ?? null) as CheckoutRecord["line_items"],
-    metadata: (row.metadata ?? null) as CheckoutRecord["metadata"],
-    source_updated_at: formatOptionalTimestamp(row.source_updated_at),
-    updated_at: formatTimestamp(row.updated_at),
-  };
+  return { ...toCheckout(row), abandoned_at: formatTimestamp(row.abandoned_at), ...embeddingRecord(row) };
 }
 
 export function toCheckout(row: CheckoutRow): Checkout {

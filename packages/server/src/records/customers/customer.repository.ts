@@ -1,10 +1,11 @@
 import { sql, type QueryCreator, type RawBuilder } from "kysely";
 import { statement, type ValueOf } from "../../db/statement.js";
 import type { CustomerRow, Database, Executor, Trx } from "../../db/types.js";
-import { allOrNone, arrayParameter, linkedByKey, oneRow, written, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted } from "../../db/sql.js";
+import { allOrNone, arrayParameter, type ArrayColumn, linkedByKey, oneRow, written, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted } from "../../db/sql.js";
 import { withTriggers } from "../../automations/triggers.js";
 import { inWindow, type PageWindow } from "../../db/pages.js";
 import { LockOrderConflict } from "../../db/transaction.js";
+import type { SharedOptionalColumns } from "../fields.js";
 
 /** The fields an upsert writes; absent ones keep their stored value. */
 export type CustomerFields = {
@@ -68,9 +69,8 @@ export async function writeCustomers(db: Executor, push: CustomersToWrite & { ba
  * otherwise nothing comes back for it. Built once per set of fields (see `statement`).
  */
 const writeCustomersStatement = statement(
-  ({ writes }: CustomersToWrite & { backfill: boolean; strict: boolean }) => fieldsOf(writes).join(),
-  (db, value, { writes }) =>
-    withCustomerSyncs(db, value, fieldsOf(writes))
+  (db, value: ValueOf<CustomersToWrite & { backfill: boolean; strict: boolean }>, { writes }) =>
+    withCustomerSyncs(db, value, fieldsOf(writes), writes.length === 1)
       .selectFrom(oneRow)
       .leftJoin("customer", (join) => join.onTrue())
       .selectAll("customer")
@@ -78,8 +78,8 @@ const writeCustomersStatement = statement(
 );
 
 /** `withCustomers` with what the customers written trigger (see `withTriggers`). */
-function withCustomerSyncs<A extends CustomersToWrite & { backfill: boolean }>(db: Executor, value: ValueOf<A>, columns: readonly (keyof CustomerFields)[]) {
-  return withTriggers(withCustomers(db, value, columns), { tables: ["customer"] }, { id: value((args) => args.storeId) }, { backfill: value((args) => args.backfill) });
+function withCustomerSyncs<A extends CustomersToWrite & { backfill: boolean }>(db: Executor, value: ValueOf<A>, columns: readonly (keyof CustomerFields)[], one: boolean) {
+  return withTriggers(withCustomers(db, value, columns, one), { tables: ["customer"] }, { id: value((args) => args.storeId) }, { backfill: value((args) => args.backfill) });
 }
 
 /**
@@ -107,22 +107,27 @@ export const fieldsOf = (writes: readonly CustomerWrite[]): (keyof CustomerField
  * Its text depends on `columns`, the fields the writes carry, alone; its values
  * come through `value` (see `statement`).
  */
-export function withCustomers<A extends CustomersToWrite>(db: Executor, value: ValueOf<A>, columns: readonly (keyof CustomerFields)[]) {
+export function withCustomers<A extends CustomersToWrite>(db: Executor, value: ValueOf<A>, columns: readonly (keyof CustomerFields)[], one: boolean) {
   if (columns.length === 0) throw new Error("no customer to write");
   const changed = profileChanged(columns);
-  // Rows as one array per column (`unnest`): the same statement text for any number of customers.
-  const rows = (names: ReadonlyArray<keyof typeof customerTypes>, pick: (name: keyof typeof customerTypes, write: CustomerWrite) => unknown) =>
-    names.map((name) => ({ name, type: customerTypes[name], parameter: value((args) => arrayParameter(customerTypes[name], args.writes.map((write) => pick(name, write)))) }));
+  // Rows as one array per column (`unnest`): the same statement text for any number of customers; one customer, its own values.
+  const rows = (names: ReadonlyArray<keyof typeof customerTypes>, pick: (name: keyof typeof customerTypes, write: CustomerWrite) => unknown): ArrayColumn[] =>
+    names.map((name) => ({
+      name,
+      type: customerTypes[name],
+      parameter: one ? value((args) => (args.writes[0] ? pick(name, args.writes[0]) : null)) : value((args) => arrayParameter(customerTypes[name], args.writes.map((write) => pick(name, write)))),
+      one,
+    }));
   const keyColumns = ["external_id", "keyed_by_phone"] as const;
   const storeId = sql`${value((args) => args.storeId)}::bigint`;
   // Each phone once (rows are taken in phone order by `unnestRows`, the lock order).
-  const phones = value((args) => [...new Set(args.writes.map((write) => write.fields.phone))].sort());
+  const phones = one ? value((args) => args.writes[0]?.fields.phone) : value((args) => [...new Set(args.writes.map((write) => write.fields.phone))].sort());
   return db
     .with("contact", (qb) =>
       qb
         .insertInto("contacts")
         .columns(["store_id", "phone"])
-        .expression(unnestRows([storeId], [{ name: "phone", type: "text", parameter: phones }]))
+        .expression(unnestRows([storeId], [{ name: "phone", type: "text", parameter: phones, one }]))
         // A no-op update, so that an existing contact's id comes back too. It sets no key column, so it
         // locks the contact only against writers: a message or a customer referring to it never waits.
         .onConflict((oc) => oc.columns(["store_id", "phone"]).doUpdateSet({ synced_at: (eb) => eb.ref("contacts.synced_at") }))
@@ -173,6 +178,26 @@ export function withCustomers<A extends CustomersToWrite>(db: Executor, value: V
 }
 
 /**
+ * What a write of a record that embeds its customer (an order, a checkout)
+ * carries, whatever its resource: its key, its price, when the shop changed
+ * it and the optional fields records share (its tags as a list); its
+ * customer's id only when that is stored already.
+ */
+export type EmbeddingValues = { external_id: string; customer_id?: number; total_price: string; source_updated_at?: string } & Omit<SharedOptionalColumns, "tags"> & { tags?: readonly string[] };
+
+/** The SQL type of each of those columns. */
+export const EMBEDDING_TYPES: Record<keyof EmbeddingValues, string> = {
+  external_id: "text",
+  customer_id: "bigint",
+  total_price: "numeric",
+  currency: "text",
+  source_updated_at: "timestamptz",
+  tags: "text[]",
+  metadata: "jsonb",
+  line_items: "jsonb",
+};
+
+/**
  * The records of a resource that embeds its customer (an order, a checkout)
  * one statement writes: of one set of fields, with distinct keys, and either
  * their customers with them (`writes`, as `writeCustomers` takes them, and
@@ -200,7 +225,7 @@ export type EmbeddingToWrite<Values> = {
  */
 export function embedding<A extends EmbeddingToWrite<object>>(db: Executor, value: ValueOf<A>, writes: readonly CustomerWrite[] | undefined) {
   if (writes === undefined) return { base: db as QueryCreator<Database>, linked: [] as "customer_id"[], link: {}, tables: [] as "customer"[] };
-  const base = withCustomers(db, value as ValueOf<A & CustomersToWrite>, fieldsOf(writes)) as unknown as QueryCreator<Database>;
+  const base = withCustomers(db, value as ValueOf<A & CustomersToWrite>, fieldsOf(writes), writes.length === 1) as unknown as QueryCreator<Database>;
   return { base, linked: ["customer_id" as const], link: linkedByKey(value((args) => args.customerKeys), "customer"), tables: ["customer" as const] };
 }
 

@@ -1,21 +1,9 @@
 import { sql, type Selectable } from "kysely";
 import { allOrNone, arrayColumns, carriedColumns, mergedColumns, notStale, notStaleFor, now, oneRow, rowValues, unnestRows, wasInserted, written } from "../../db/sql.js";
-import { MOST_ORDERS_BY_ID } from "../../automations/flows/checkout-recovery.js";
 import { withTriggers } from "../../automations/triggers.js";
-import { embedding, fieldsOf, type EmbeddingToWrite } from "../customers/customer.repository.js";
-import { statement } from "../../db/statement.js";
+import { EMBEDDING_TYPES, embedding, type EmbeddingToWrite, type EmbeddingValues } from "../customers/customer.repository.js";
+import { statement, type ValueOf } from "../../db/statement.js";
 import type { Executor, OrderTable } from "../../db/types.js";
-import type { SharedOptionalColumns } from "../fields.js";
-
-export type OrderWrite = {
-  external_id: string;
-  customer_id: number;
-  placed_at: string;
-  total_price: string;
-  financial_status?: string | null;
-  fulfillment_status?: string | null;
-  source_updated_at?: string;
-} & SharedOptionalColumns;
 
 /**
  * The columns a write answers with: what the response, the triggers and the
@@ -25,23 +13,11 @@ export type OrderWrite = {
 export const WRITTEN_ORDER = ["id", "store_id", "external_id", "customer_id", "placed_at", "total_price", "currency", "financial_status", "fulfillment_status", "tags", "created_at"] as const;
 export type WrittenOrder = Pick<Selectable<OrderTable>, (typeof WRITTEN_ORDER)[number]>;
 
-/** An order's write as plain values (its tags as a list), for `writeOrders`; its customer's id only when that is stored already. */
-export type OrderValues = Omit<OrderWrite, "tags" | "customer_id"> & { customer_id?: number; tags?: readonly string[] };
+/** An order's write as plain values (see `EmbeddingValues`), for `writeOrders`. */
+export type OrderValues = EmbeddingValues & { placed_at: string; financial_status?: string | null; fulfillment_status?: string | null };
 
 /** The SQL type of each column an order's write can carry. */
-const orderTypes: Record<keyof OrderValues, string> = {
-  external_id: "text",
-  customer_id: "bigint",
-  placed_at: "timestamptz",
-  total_price: "numeric",
-  currency: "text",
-  financial_status: "text",
-  fulfillment_status: "text",
-  source_updated_at: "timestamptz",
-  tags: "text[]",
-  metadata: "jsonb",
-  line_items: "jsonb",
-};
+const orderTypes: Record<keyof OrderValues, string> = { ...EMBEDDING_TYPES, placed_at: "timestamptz", financial_status: "text", fulfillment_status: "text" };
 
 /** The orders one statement writes (see `EmbeddingToWrite`). */
 export type OrdersToWrite = EmbeddingToWrite<OrderValues>;
@@ -62,12 +38,8 @@ export async function writeOrders(db: Executor, push: OrdersToWrite): Promise<Wr
   return push.records.length === 0 ? [] : written<WrittenOrderRow>(await writeOrdersStatement(db, push));
 }
 
-/** How an order statement's recovery cancellation is planned: one order, a few, or a batch's (see `MOST_ORDERS_BY_ID`). */
-const planned = (orders: number) => (orders === 1 ? "one" : orders > MOST_ORDERS_BY_ID ? "many" : "some");
-
 const writeOrdersStatement = statement(
-  ({ writes, records }: OrdersToWrite) => `${writes ? fieldsOf(writes).join() : "linked"}|${carriedColumns(records).join()}|${planned(records.length)}`,
-  (db, value, { writes, records }) => {
+  (db, value: ValueOf<OrdersToWrite>, { writes, records }) => {
     const columns = ["external_id", ...carriedColumns(records)] as (keyof OrderValues)[];
     const store = { id: value((args) => args.storeId) };
     const { base, linked, link, tables } = embedding(db, value, writes);
@@ -75,7 +47,7 @@ const writeOrdersStatement = statement(
       qc
         .insertInto("orders")
         .columns(["store_id", ...columns, ...linked])
-        .expression(unnestRows([sql`${store.id}::bigint`], arrayColumns(value, orderTypes, columns, (args) => args.records), link))
+        .expression(unnestRows([sql`${store.id}::bigint`], arrayColumns(value, orderTypes, columns, (args) => args.records, records.length === 1), link))
         .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(mergedColumns("orders", [...carriedColumns(records), ...linked])).where(notStale("orders")))
         .returning(WRITTEN_ORDER)
         .returning(wasInserted.as("inserted")),
@@ -112,8 +84,7 @@ export async function updateOrder(db: Executor, storeId: number, externalId: str
 }
 
 const updateOrderStatement = statement(
-  ({ changes }: { storeId: number; externalId: string; changes: OrderChanges }) => Object.keys(changes).join(),
-  (db, value, { changes }) => {
+  (db, value: ValueOf<{ storeId: number; externalId: string; changes: OrderChanges }>, { changes }) => {
     const columns = Object.keys(changes) as (keyof OrderChanges)[];
     const set = rowValues(value, orderTypes, columns, (args) => args.changes);
     return db

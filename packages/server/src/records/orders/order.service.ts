@@ -5,10 +5,10 @@ import type { Db } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import { formatMoney, toMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
-import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
+import { formatTimestamp } from "../../time.js";
 import { writeEmbedding } from "../customers/customer.service.js";
 import { presentOnly, sharedOptionalColumns } from "../fields.js";
-import { readBack } from "../read-back.js";
+import { embeddingRecord, readBack } from "../read-back.js";
 import * as repo from "./order.repository.js";
 
 
@@ -16,15 +16,7 @@ import * as repo from "./order.repository.js";
 export const orderReadBack = readBack({ table: "orders", alias: "o", notFound: "ORDER_NOT_FOUND", rows: repo.orderRecords, toRecord: toOrderRecord });
 
 function toOrderRecord(row: repo.OrderRecordRow): OrderRecord {
-  return {
-    ...toOrder(row),
-    placed_at: formatTimestamp(row.placed_at),
-    customer_external_id: row.customer_external_id,
-    line_items: (row.line_items ?? null) as OrderRecord["line_items"],
-    metadata: (row.metadata ?? null) as OrderRecord["metadata"],
-    source_updated_at: formatOptionalTimestamp(row.source_updated_at),
-    updated_at: formatTimestamp(row.updated_at),
-  };
+  return { ...toOrder(row), placed_at: formatTimestamp(row.placed_at), ...embeddingRecord(row) };
 }
 
 export function toOrder(row: repo.WrittenOrder): Order {

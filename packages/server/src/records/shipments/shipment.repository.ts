@@ -25,7 +25,6 @@ export async function findOrders(db: Trx, storeId: number, orderExternalIds: rea
 
 /** `findOrders`' statement: one text for any number of orders, built once (see `statement`). */
 const findOrdersStatement = statement(
-  () => "",
   (db, value: ValueOf<{ storeId: number; externalIds: readonly string[] }>) =>
     db
       .selectFrom("orders")
@@ -75,8 +74,7 @@ export async function writeShipments(db: Executor, push: ShipmentsToWrite): Prom
 }
 
 const writeShipmentsStatement = statement(
-  ({ shipments, orderExternalIds }: ShipmentsToWrite) => `${orderExternalIds ? "found" : "linked"}|${carriedColumns(shipments).join()}`,
-  (db, value, { shipments, orderExternalIds }) => {
+  (db, value: ValueOf<ShipmentsToWrite>, { shipments, orderExternalIds }) => {
     const columns = ["external_id", ...carriedColumns(shipments)] as (keyof ShipmentValues)[];
     const storeId = value((args) => args.storeId);
     const found = orderExternalIds !== undefined;
@@ -99,7 +97,7 @@ const writeShipmentsStatement = statement(
         .expression(
           unnestRows(
             [sql`${storeId}::bigint`],
-            arrayColumns(value, shipmentTypes, columns, (args) => args.shipments),
+            arrayColumns(value, shipmentTypes, columns, (args) => args.shipments, shipments.length === 1),
             found ? linkedByKey(value((args) => args.orderExternalIds), "ord") : {},
           ),
         )
