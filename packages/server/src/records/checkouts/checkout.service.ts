@@ -4,10 +4,10 @@ import type { TriggerOptions } from "../../automations/triggers.js";
 import { inStatement } from "../../db/transaction.js";
 import type { CheckoutRow, Db } from "../../db/types.js";
 import { AppError } from "../../errors.js";
-import { formatMoney, toMoney } from "../../money.js";
+import { formatMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatTimestamp } from "../../time.js";
-import { writeEmbedding } from "../customers/customer.service.js";
+import { embeddingFields, writeEmbedding } from "../customers/customer.service.js";
 import { presentOnly, sharedOptionalColumns } from "../fields.js";
 import { embeddingRecord, readBack } from "../read-back.js";
 import * as repo from "./checkout.repository.js";
@@ -32,15 +32,9 @@ export function toCheckout(row: CheckoutRow): Checkout {
   };
 }
 
-/** What an upsert writes of a checkout (its tags as a list); absent fields are left out, so they keep their stored value. */
+/** What an upsert writes of a checkout (see `embeddingFields`); absent fields are left out, so they keep their stored value. */
 function checkoutFields(input: CheckoutInput): repo.CheckoutValues {
-  return {
-    external_id: input.external_id,
-    abandoned_at: input.abandoned_at,
-    total_price: toMoney(input.total_price),
-    ...presentOnly({ recovery_url: input.recovery_url, source_updated_at: input.source_updated_at }),
-    ...sharedOptionalColumns({ currency: input.currency, tags: input.tags, metadata: input.metadata, line_items: input.line_items }),
-  };
+  return { ...embeddingFields(input), abandoned_at: input.abandoned_at, ...presentOnly({ recovery_url: input.recovery_url }) };
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Customer, CustomerInput, CustomerListItem, CustomerRecord } from "@commerce-ingest/shared";
 import { AppError } from "../../errors.js";
+import { toMoney } from "../../money.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
 import type { StoreContext } from "../../tenancy/store-context.js";
 import { customerErased } from "../../automations/erasure.js";
@@ -8,7 +9,7 @@ import type { CustomerRow, Db, Executor } from "../../db/types.js";
 import { olderThanStored } from "../../db/sql.js";
 import { inTransaction } from "../../db/transaction.js";
 import type { Upserted } from "../calls.js";
-import { byShape, onlyGroup, presentOnly, uniqueTags } from "../fields.js";
+import { byShape, onlyGroup, presentOnly, sharedOptionalColumns, uniqueTags, type SharedOptional } from "../fields.js";
 import { inGroups, writeRecords } from "../write-path.js";
 import { unstorableText } from "../../text.js";
 import { listPage } from "../pages.js";
@@ -152,6 +153,16 @@ export type Embedding<Input, Values, Row, Record> = {
 };
 
 type Embeds = { external_id: string; customer: CustomerInput; source_updated_at?: string | undefined };
+
+/** What an upsert writes of any record that embeds its customer (see `EmbeddingValues`); absent fields are left out, so they keep their stored value. */
+export function embeddingFields(input: Embeds & { total_price: number } & SharedOptional): repo.EmbeddingValues {
+  return {
+    external_id: input.external_id,
+    total_price: toMoney(input.total_price),
+    ...presentOnly({ source_updated_at: input.source_updated_at }),
+    ...sharedOptionalColumns({ currency: input.currency, tags: input.tags, metadata: input.metadata, line_items: input.line_items }),
+  };
+}
 
 /**
  * Records that embed their customer, with distinct external_ids, each with its

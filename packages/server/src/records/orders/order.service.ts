@@ -3,10 +3,10 @@ import type { StoreContext } from "../../tenancy/store-context.js";
 import { inStatement } from "../../db/transaction.js";
 import type { Db } from "../../db/types.js";
 import { AppError } from "../../errors.js";
-import { formatMoney, toMoney } from "../../money.js";
+import { formatMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatTimestamp } from "../../time.js";
-import { writeEmbedding } from "../customers/customer.service.js";
+import { embeddingFields, writeEmbedding } from "../customers/customer.service.js";
 import { presentOnly, sharedOptionalColumns } from "../fields.js";
 import { embeddingRecord, readBack } from "../read-back.js";
 import * as repo from "./order.repository.js";
@@ -32,15 +32,9 @@ export function toOrder(row: repo.WrittenOrder): Order {
   };
 }
 
-/** The order's fields as an upsert writes them, its tags as a list; absent fields are left out, so they keep their stored value. */
+/** What an upsert writes of an order (see `embeddingFields`); absent fields are left out, so they keep their stored value. */
 function orderFields(input: OrderInput): repo.OrderValues {
-  return {
-    external_id: input.external_id,
-    placed_at: input.placed_at,
-    total_price: toMoney(input.total_price),
-    ...presentOnly({ financial_status: input.financial_status, fulfillment_status: input.fulfillment_status, source_updated_at: input.source_updated_at }),
-    ...sharedOptionalColumns({ currency: input.currency, tags: input.tags, metadata: input.metadata, line_items: input.line_items }),
-  };
+  return { ...embeddingFields(input), placed_at: input.placed_at, ...presentOnly({ financial_status: input.financial_status, fulfillment_status: input.fulfillment_status }) };
 }
 
 /**
