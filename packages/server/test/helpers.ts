@@ -247,3 +247,9 @@ export const warningsInto = (lines: string[]) => pino({ level: "warn" }, { write
 let unique = 0;
 /** A key no other test of the run uses. */
 export const uid = (prefix: string) => `${prefix}-${Date.now()}-${++unique}`;
+
+/** An order's push body as the tests send it, under a key no other test uses; `fields` replace or add fields. */
+export const orderBody = <F extends object>(fields: F = {} as F) => ({ external_id: uid("order"), placed_at: "2026-11-22T10:00:00Z", total_price: 10, customer: { phone: "+14155552671" }, ...fields });
+
+/** An abandoned checkout's push body as the tests send it, under a key no other test uses; `fields` replace or add fields. */
+export const checkoutBody = <F extends object>(fields: F = {} as F) => ({ external_id: uid("checkout"), abandoned_at: "2026-11-22T09:00:00Z", total_price: 80, customer: { phone: "+14155552671" }, ...fields });

@@ -16,7 +16,7 @@ import { retries } from "../db/index.js";
 import { LockOrderConflict } from "../db/transaction.js";
 import type { Db } from "../db/types.js";
 import { failedInLastHour } from "../api/metrics.js";
-import { ADMIN_TOKEN, createTestDatabase, FAST_WORKER, refuseInserts, startTestServer, testDb, type TestServer } from "../../test/helpers.js";
+import { ADMIN_TOKEN, checkoutBody, createTestDatabase, FAST_WORKER, orderBody, refuseInserts, startTestServer, testDb, type TestServer } from "../../test/helpers.js";
 
 let server: TestServer;
 let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;
@@ -40,22 +40,9 @@ const push = (resource: string, body: unknown, t = tenant, headers: Record<strin
 const patch = (resource: string, id: string, body: unknown, t = tenant) =>
   server.request("PATCH", `/api/v1/stores/${t.store.id}/${resource}/${encodeURIComponent(id)}`, { key: t.key, body });
 
-const order = (phone: string, fields: Record<string, unknown> = {}) => ({
-  external_id: uid("order"),
-  placed_at: "2026-11-22T10:00:00Z",
-  total_price: 42.5,
-  currency: "eur",
-  customer: { phone, first_name: "Ada" },
-  ...fields,
-});
-const checkout = (phone: string, fields: Record<string, unknown> = {}) => ({
-  external_id: uid("checkout"),
-  abandoned_at: "2026-11-22T09:00:00Z",
-  total_price: 80,
-  recovery_url: "https://shop.example/recover/xyz",
-  customer: { phone, first_name: "Ada" },
-  ...fields,
-});
+const order = (phone: string, fields: Record<string, unknown> = {}) => orderBody({ total_price: 42.5, currency: "eur", customer: { phone, first_name: "Ada" }, ...fields });
+const checkout = (phone: string, fields: Record<string, unknown> = {}) =>
+  checkoutBody({ recovery_url: "https://shop.example/recover/xyz", customer: { phone, first_name: "Ada" }, ...fields });
 
 function messagesFor(flow: Flow, recordExternalId: string) {
   return server.db
