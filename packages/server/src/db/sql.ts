@@ -185,26 +185,23 @@ export const isForeignKeyViolation = (error: unknown): boolean => error instance
 export const freshOrFail = (fresh: RawBuilder<boolean>): RawBuilder<boolean> => sql<boolean>`fresh_or_fail(${fresh})`;
 
 /**
- * A write statement's last select reads its written rows as `one left join
- * <cte>`: at least one row comes back, so `allOrNone` is evaluated even when
- * nothing was written (that row's columns are null: see `written`).
- */
-export const oneRow = sql<{ one: number }>`(select 1)`.as("one");
-
-/**
- * The column `fresh` of a write statement's last select (see `oneRow`): it
- * fails the statement with a stale write (`freshOrFail`) when the statement is
- * `strict` and its CTE `cte` wrote fewer rows than it was given (`records`),
- * so that a write of many records fails whole when one is not written.
+ * What a write statement's last select starts from: one row, `checked`, whose
+ * column `fresh` fails the statement with a stale write (`freshOrFail`) when
+ * the statement is `strict` and its CTE `cte` wrote fewer rows than it was
+ * given (`records`), so that a write of many records fails whole when one is
+ * not written. The select reads the written rows as `checked left join <cte>`:
+ * the check runs once (`offset 0` keeps the planner from moving it into every
+ * row), and even when nothing was written (that row's columns are null: see
+ * `written`).
  */
 export function allOrNone<A extends { strict: boolean }>(value: ValueOf<A>, cte: string, records: (args: A) => number) {
   const strict = value((args) => args.strict);
   const given = value(records);
-  return freshOrFail(sql<boolean>`(not ${strict}::boolean or (select count(*) from ${sql.table(cte)}) = ${given}::bigint)`).as("fresh");
+  return sql<{ fresh: boolean }>`(select ${freshOrFail(sql<boolean>`(not ${strict}::boolean or (select count(*) from ${sql.table(cte)}) = ${given}::bigint)`)} as fresh offset 0)`.as("checked");
 }
 
 /**
- * A write statement's written rows (see `oneRow`), as the table's rows they
+ * A write statement's written rows (see `allOrNone`), as the table's rows they
  * are (`Row`): the one row of nulls that says nothing was written left out.
  */
 export function written<Row>(rows: ReadonlyArray<{ id: unknown }>): Row[] {

@@ -1,7 +1,7 @@
 import type { CheckoutStatus } from "@commerce-ingest/shared";
 import { sql } from "kysely";
 import { withTriggers } from "../../automations/triggers.js";
-import { allOrNone, arrayColumns, carriedColumns, mergedColumns, notStale, notStaleFor, now, oneRow, overTables, rowValues, unnestRows, wasInserted, written } from "../../db/sql.js";
+import { allOrNone, arrayColumns, carriedColumns, mergedColumns, notStale, notStaleFor, now, overTables, rowValues, unnestRows, wasInserted, written } from "../../db/sql.js";
 import { statement, type ValueOf } from "../../db/statement.js";
 import { EMBEDDING_TYPES, embedding, type EmbeddingToWrite, type EmbeddingValues } from "../customers/customer.repository.js";
 import type { CheckoutRow, Executor } from "../../db/types.js";
@@ -44,10 +44,10 @@ const writeCheckoutsStatement = statement(
         .returning(wasInserted.as("inserted")),
     );
     return withTriggers(chk, { tables: [...tables, "chk"] }, store, { backfill: value((args) => args.backfill) })
-      .selectFrom(oneRow)
+      .selectFrom(allOrNone(value, "chk", (args) => args.records.length))
       .leftJoin("chk", (join) => join.onTrue())
       .selectAll("chk")
-      .select(allOrNone(value, "chk", (args) => args.records.length));
+      .select("checked.fresh");
   },
 );
 

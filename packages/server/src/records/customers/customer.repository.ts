@@ -1,7 +1,7 @@
 import { sql, type QueryCreator, type RawBuilder } from "kysely";
 import { statement, type ValueOf } from "../../db/statement.js";
 import type { CustomerRow, Database, Executor, Trx } from "../../db/types.js";
-import { allOrNone, arrayParameter, type ArrayColumn, linkedByKey, oneRow, written, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted } from "../../db/sql.js";
+import { allOrNone, arrayParameter, type ArrayColumn, linkedByKey, written, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted } from "../../db/sql.js";
 import { withTriggers } from "../../automations/triggers.js";
 import { inWindow, type PageWindow } from "../../db/pages.js";
 import { LockOrderConflict } from "../../db/transaction.js";
@@ -71,10 +71,10 @@ export async function writeCustomers(db: Executor, push: CustomersToWrite & { ba
 const writeCustomersStatement = statement(
   (db, value: ValueOf<CustomersToWrite & { backfill: boolean; strict: boolean }>, { writes }) =>
     withCustomerSyncs(db, value, fieldsOf(writes), writes.length === 1)
-      .selectFrom(oneRow)
+      .selectFrom(allOrNone(value, "customer", (args) => args.writes.length))
       .leftJoin("customer", (join) => join.onTrue())
       .selectAll("customer")
-      .select(allOrNone(value, "customer", (args) => args.writes.length)),
+      .select("checked.fresh"),
 );
 
 /** `withCustomers` with what the customers written trigger (see `withTriggers`). */

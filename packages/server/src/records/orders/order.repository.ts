@@ -1,5 +1,5 @@
 import { sql, type Selectable } from "kysely";
-import { allOrNone, arrayColumns, carriedColumns, mergedColumns, notStale, notStaleFor, now, oneRow, rowValues, unnestRows, wasInserted, written } from "../../db/sql.js";
+import { allOrNone, arrayColumns, carriedColumns, mergedColumns, notStale, notStaleFor, now, rowValues, unnestRows, wasInserted, written } from "../../db/sql.js";
 import { withTriggers } from "../../automations/triggers.js";
 import { EMBEDDING_TYPES, embedding, type EmbeddingToWrite, type EmbeddingValues } from "../customers/customer.repository.js";
 import { statement, type ValueOf } from "../../db/statement.js";
@@ -54,10 +54,10 @@ const writeOrdersStatement = statement(
     );
     const alone = writes !== undefined && records.length === 1;
     return withTriggers(ord, { tables: [...tables, "ord"], orders: records.length, alone }, store, { backfill: value((args) => args.backfill) })
-      .selectFrom(oneRow)
+      .selectFrom(allOrNone(value, "ord", (args) => args.records.length))
       .leftJoin("ord", (join) => join.onTrue())
       .select(WRITTEN_ORDER.map((column) => `ord.${column}` as const))
-      .select(["ord.inserted", allOrNone(value, "ord", (args) => args.records.length)]);
+      .select(["ord.inserted", "checked.fresh"]);
   },
 );
 

@@ -1,7 +1,7 @@
 import type { ShipmentStatus } from "@commerce-ingest/shared";
 import { sql, type QueryCreator } from "kysely";
 import { withTriggers } from "../../automations/triggers.js";
-import { allOrNone, arrayColumns, carriedColumns, linkedByKey, mergedColumns, notStale, oneRow, unnestRows, wasInserted, written } from "../../db/sql.js";
+import { allOrNone, arrayColumns, carriedColumns, linkedByKey, mergedColumns, notStale, unnestRows, wasInserted, written } from "../../db/sql.js";
 import { statement, type ValueOf } from "../../db/statement.js";
 import type { Database, Executor, ShipmentRow, Trx } from "../../db/types.js";
 
@@ -106,10 +106,10 @@ const writeShipmentsStatement = statement(
         .returning(wasInserted.as("inserted")),
     );
     return withTriggers(written, { tables: ["ship"] }, { id: storeId }, { backfill: value((args) => args.backfill) })
-      .selectFrom(oneRow)
+      .selectFrom(allOrNone(value, "ship", (args) => args.shipments.length))
       .leftJoin("ship", (join) => join.onTrue())
       .selectAll("ship")
-      .select(allOrNone(value, "ship", (args) => args.shipments.length));
+      .select("checked.fresh");
   },
 );
 
