@@ -15,19 +15,15 @@ import type { Executor, RecordType, Trx } from "../../db/types.js";
  * Locks the contacts of these records' customers as they are now, in phone
  * order, and returns their ids: the first step of a flow's run, as a push's
  * first step is its contacts, so that a worker never holds a customer or a
- * record while it waits for a contact. Each contact is locked once, as
- * strongly as the run needs it, and never again more strongly: a lock taken
- * in phone order and then strengthened out of it is what deadlocks with a
- * push and an erasure (the run holds contact B for key share and waits to
- * write contact A; a push holding A waits for B behind an erasure's lock on
- * B, which waits for the run). A key-share lock (`strength` "key share") keeps
- * an erasure (which locks contacts `for update`) waiting for the run, and
- * never a push (which takes them `for no key update`); a run that writes
- * contacts (a flow with `writesContacts`) takes them `for no key update`, so
- * a push on them waits for it, as it waits for another push. A record whose
- * customer or phone changed between this read and the flow's own has a
- * recipient whose contact is not among these: its job is not decided on that
- * read (see `defineFlow`).
+ * record while it waits for a contact. A group of jobs takes them `for key
+ * share` (`strength`): an erasure (which locks contacts `for update`) waits
+ * for the run, a push (which takes them `for no key update`) never does; a
+ * contact sync of the group writes its contact only if it can strengthen that
+ * lock at once (see `writeContactProfiles`). A contact sync run alone takes
+ * its contact `for no key update` here, and waits for a push holding it in
+ * the lock order. A record whose customer or phone changed between this read
+ * and the flow's own has a recipient whose contact is not among these: its
+ * job is not decided on that read (see `defineFlow`).
  */
 export async function lockRecipientContacts(
   trx: Trx,
@@ -128,14 +124,24 @@ export type ContactProfile = {
 
 /**
  * The messaging app's view of each contact, as a sync by its customer leaves
- * it; a contact synced twice ends with the later profile. The run holds
- * these contacts `for no key update` already, taken in phone order before
- * anything else (see `lockRecipientContacts`): this write takes no new lock.
+ * it; a contact synced twice ends with the later profile. Answers the
+ * contacts it did not write. The run holds these contacts already, in phone
+ * order (see `lockRecipientContacts`): a job run alone `for no key update`, a
+ * group `for key share`, which this write must strengthen. Strengthening a
+ * lock after others is out of the lock order, so it never waits: a contact a
+ * push or an erasure holds is skipped (`skip locked`), and its sync runs
+ * alone. (Waiting there deadlocked: the run holding B for key share waits to
+ * write A; a push holding A waits for B behind an erasure, which waits for
+ * the run.)
  */
-export async function writeContactProfiles(trx: Trx, syncs: ReadonlyArray<{ contactId: number; customerId: number; profile: ContactProfile }>): Promise<void> {
+export async function writeContactProfiles(trx: Trx, syncs: ReadonlyArray<{ contactId: number; customerId: number; profile: ContactProfile }>): Promise<ReadonlySet<number>> {
   const last = new Map(syncs.map((sync) => [sync.contactId, sync]));
-  if (last.size === 0) return;
-  const profiles = [...last.values()];
+  if (last.size === 0) return new Set();
+  const held = await trx.selectFrom("contacts").select("id").where("id", "=", anyId([...last.keys()])).orderBy("phone").forNoKeyUpdate().skipLocked().execute();
+  const writable = new Set(held.map((row) => Number(row.id)));
+  const profiles = [...last.values()].filter((sync) => writable.has(sync.contactId));
+  const unwritten = new Set([...last.keys()].filter((id) => !writable.has(id)));
+  if (profiles.length === 0) return unwritten;
   const column = <T>(pick: (sync: (typeof profiles)[number]) => T) => profiles.map(pick);
   // One statement of constant text for any number of contacts (each column an array; tags as JSON).
   await sql`
@@ -148,6 +154,7 @@ export async function writeContactProfiles(trx: Trx, syncs: ReadonlyArray<{ cont
       ${column((s) => JSON.stringify(s.profile.tags))}::jsonb[], ${column((s) => s.profile.lifetime_value)}::bigint[], ${column((s) => s.profile.orders_count)}::bigint[]
     ) as sync(contact_id, customer_id, first_name, last_name, email, locale, tags, lifetime_value, orders_count)
     where contacts.id = sync.contact_id`.execute(trx);
+  return unwritten;
 }
 
 export function findShipmentsForMessage(trx: Trx, shipmentIds: readonly number[]) {

@@ -104,13 +104,16 @@ type Definition<F extends Flow, P extends z.ZodType, Row> = {
   decideFrom: (row: Row | undefined, payload: z.output<P>) => FlowDecision<F>;
   /**
    * Writes what the decisions to send change, in one statement, in their order
-   * (the last one for a row wins), taking row locks in the order pushes take them.
+   * (the last one for a row wins). It never waits for a row lock the run does
+   * not hold yet: it answers the recipients' contacts it left unwritten
+   * because a push or an erasure held them, whose jobs then run alone.
    */
-  apply?: (trx: Trx, sends: ReadonlyArray<Extract<FlowDecision<F>, { send: true }>>) => Promise<void>;
+  apply?: (trx: Trx, sends: ReadonlyArray<Extract<FlowDecision<F>, { send: true }>>) => Promise<ReadonlySet<number>>;
   /**
-   * True for a flow whose `apply` writes its recipients' contacts: a run with
-   * its jobs takes every recipient's contact `for no key update` from the
-   * start, in phone order, instead of `for key share` (see `lockRecipientContacts`).
+   * True for a flow whose `apply` writes its recipients' contacts: a job of it
+   * run alone takes its recipient's contact `for no key update` from the
+   * start (see `lockRecipientContacts`), so that it waits for a push holding
+   * the contact there, in the lock order, and never later.
    */
   writesContacts?: boolean;
 };
@@ -156,7 +159,8 @@ export function defineFlow<F extends Flow, P extends z.ZodType, Row>(definition:
       const row = loadWaiting ? await loadWaiting(trx, job.record_id) : (await load(trx, [job.record_id])).get(job.record_id);
       const decision = decideFrom(row, checked);
       if (sending(decision) && !contacts.has(decision.recipient.contact_id)) throw new LockOrderConflict(`the recipient of ${flow} job ${job.id}`);
-      if (sending(decision)) await apply?.(trx, [decision]);
+      const unwritten = sending(decision) ? await apply?.(trx, [decision]) : undefined;
+      if (sending(decision) && unwritten?.has(decision.recipient.contact_id)) throw new LockOrderConflict(`the contact of ${flow} job ${job.id}`);
       return decision;
     },
     async decideMany(trx, jobs, contacts) {
@@ -170,8 +174,9 @@ export function defineFlow<F extends Flow, P extends z.ZodType, Row>(definition:
         // A recipient whose contact this run does not hold (it changed since): alone, the job locks it first.
         return sending(decision) && !contacts.has(decision.recipient.contact_id) ? undefined : decision;
       });
-      await apply?.(trx, decisions.filter(sending));
-      return decisions;
+      const unwritten = await apply?.(trx, decisions.filter(sending));
+      // A contact a push or an erasure held: its job runs alone, which waits for it in the lock order.
+      return unwritten?.size ? decisions.map((decision) => (sending(decision) && unwritten.has(decision.recipient.contact_id) ? undefined : decision)) : decisions;
     },
   };
 }

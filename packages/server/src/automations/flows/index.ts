@@ -22,12 +22,12 @@ export const FLOW_DEFINITIONS: { [F in Flow]: FlowDefinition<F> } = {
   shipping_notification: shippingNotification,
 };
 
-/** How a run of these jobs locks their recipients' contacts: for writing when one of their flows writes contacts. */
-const lockFor = (jobs: ReadonlyArray<{ flow: Flow }>) => (jobs.some((job) => FLOW_DEFINITIONS[job.flow].writesContacts) ? "no key update" : "key share");
+/** How a job run alone locks its recipient's contact: for writing when its flow writes contacts. */
+const lockFor = (job: { flow: Flow }) => (FLOW_DEFINITIONS[job.flow].writesContacts ? "no key update" : "key share");
 
 /** Runs the handler of the job's flow, its recipient's contact locked first (see `lockRecipientContacts`). */
 export async function decide(trx: Trx, job: JobRow): Promise<FlowDecision> {
-  const contacts = await lockRecipientContacts(trx, [job], lockFor([job]));
+  const contacts = await lockRecipientContacts(trx, [job], lockFor(job));
   return FLOW_DEFINITIONS[job.flow].decide(trx, job, contacts);
 }
 
@@ -39,7 +39,8 @@ export async function decide(trx: Trx, job: JobRow): Promise<FlowDecision> {
  * recipient changed since its contact was locked).
  */
 export async function decideMany<J extends DueJob>(trx: Trx, jobs: readonly J[]): Promise<Array<{ job: J; decision: FlowDecision }>> {
-  const contacts = await lockRecipientContacts(trx, jobs, lockFor(jobs));
+  // Key-share locks, so that no push ever waits for a group: a contact sync writes its contacts only if no one holds them (see `apply`).
+  const contacts = await lockRecipientContacts(trx, jobs, "key share");
   const decided: Array<{ job: J; decision: FlowDecision }> = [];
   for (const flow of new Set(jobs.map((job) => job.flow))) {
     const ofFlow = jobs.filter((job) => job.flow === flow);
