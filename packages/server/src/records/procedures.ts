@@ -82,13 +82,13 @@ export type UpsertSpec<Body extends z.ZodType, Record extends object> = {
   /** Errors of the resource's own rules, beyond the ones every upsert can answer. */
   errors?: readonly ErrorCode[];
   /** `stale`: the write was older than the stored record (by `source_updated_at`) and changed nothing. */
-  upsert(call: ServiceCall, body: z.output<Body>): Promise<{ record: Record; created: boolean; stale: boolean }>;
+  upsert: (call: ServiceCall, body: z.output<Body>) => Promise<Upserted<Record>>;
   /**
    * The same for many records with distinct keys, in a constant number of
    * statements (a batch uses it when it can): one result per body, in order,
    * or the refusal (4xx) a push of that body alone would have answered.
    */
-  upsertMany?: (call: ServiceCall, bodies: Array<z.output<Body>>) => Promise<Array<Upserted<Record> | AppError>>;
+  upsertMany: (call: ServiceCall, bodies: Array<z.output<Body>>) => Promise<Array<Upserted<Record> | AppError>>;
   /** The key a record is stored under, when it is not just its `external_id` (a customer without one is keyed by its phone). */
   keyOf?: (body: z.output<Body>) => string;
 };
@@ -108,7 +108,7 @@ export type UpsertSpec<Body extends z.ZodType, Record extends object> = {
  * a push is a set of one.
  */
 export const upsertSpec = <Body extends z.ZodType, Record extends object>(
-  spec: Omit<UpsertSpec<Body, Record>, "upsert" | "upsertMany"> & { write: NonNullable<UpsertSpec<Body, Record>["upsertMany"]> },
+  spec: Omit<UpsertSpec<Body, Record>, "upsert" | "upsertMany"> & { write: UpsertSpec<Body, Record>["upsertMany"] },
 ): UpsertSpec<Body, Record> => {
   const { write, ...rest } = spec;
   return {
@@ -124,11 +124,8 @@ export const upsertSpec = <Body extends z.ZodType, Record extends object>(
 };
 
 function upsertProcedure<Body extends z.ZodType, Record extends object>(spec: UpsertSpec<Body, Record>) {
-  const { upsertMany } = spec;
-  // Pushes arriving together are written together when the resource can write many at once (see `gatherPushes`).
-  const push = upsertMany
-    ? gatherPushes({ upsert: (call, body) => spec.upsert(call, body), upsertMany, keyOf: spec.keyOf ?? ((body) => (body as { external_id: string }).external_id) })
-    : (call: ServiceCall, body: z.output<Body>) => spec.upsert(call, body);
+  // Pushes arriving together are written together (see `gatherPushes`).
+  const push = gatherPushes({ upsert: spec.upsert, upsertMany: spec.upsertMany, keyOf: spec.keyOf ?? ((body) => (body as { external_id: string }).external_id) });
   return storeBodyProcedure
     .meta({
       openapi: { method: "POST", path: `/api/v1/stores/{store_id}/${spec.resource}`, tags: [spec.resource], summary: spec.summary, description: spec.description, protect: true },
@@ -353,7 +350,7 @@ export async function writeItems<Body extends z.ZodType, Record extends object>(
   parsed: ReadonlyArray<ParsedItem<z.output<Body>>>,
   ctx: Pick<Context, "logger" | "requestId">,
 ): Promise<ItemResult[]> {
-  const together = spec.upsertMany && (await upsertTogether(call, spec.upsertMany, spec.keyOf, parsed, ctx));
+  const together = await upsertTogether(call, spec.upsertMany, spec.keyOf, parsed, ctx);
   if (together) return together;
   const done: ItemResult[] = [];
   for (const item of parsed) {

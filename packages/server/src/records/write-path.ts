@@ -22,10 +22,12 @@ export type RecordWrites<Row, Record> = {
    * none when they are not of one set of fields.
    */
   together: ((db: Db) => Promise<Written<Row>>) | undefined;
-  /** The same in a transaction, each record left out that must be (stale, or refused: see `refused`); the rows written. */
-  separately: (trx: Trx) => Promise<Written<Row>>;
-  /** The refusal of a record the transaction left out for a reason of its own (a shipment's unknown order). */
-  refused?: (key: string) => AppError | undefined;
+  /**
+   * The same in a transaction, each record left out that must be: the rows
+   * written, and by key the refusal of each record left out for a reason of
+   * its own (a shipment's unknown order); one left out and not refused was stale.
+   */
+  separately: (trx: Trx) => Promise<{ written: Written<Row>; refused?: ReadonlyMap<string, AppError> }>;
   stored: (db: Executor, keys: readonly string[]) => Promise<readonly Row[]>;
   keyOf: (row: Row) => string;
   toRecord: (row: Row) => Record;
@@ -45,12 +47,13 @@ export async function writeRecords<Row, Record>(db: Db, writes: RecordWrites<Row
   const together = writes.together && (await inOneStatement(db, writes.together).catch(noneIfStale));
   if (together) return recordAnswers(keys, together, [], keyOf, toRecord);
   return inTransaction(db, async (trx) => {
-    const written = await writes.separately(trx);
+    const { written, refused = new Map<string, AppError>() } = await writes.separately(trx);
     const writtenKeys = new Set(written.map(keyOf));
-    const refusals = new Map(keys.flatMap((key) => (writtenKeys.has(key) ? [] : [[key, writes.refused?.(key)] as const])));
-    const unwritten = keys.filter((key) => !writtenKeys.has(key) && !refusals.get(key));
-    const answers = recordAnswers(keys.filter((key) => !refusals.get(key)), written, await writes.stored(trx, unwritten), keyOf, toRecord);
-    return keys.map((key) => refusals.get(key) ?? answers.shift() ?? failNoAnswer());
+    const answered = keys.filter((key) => !refused.has(key));
+    const stale = await writes.stored(trx, answered.filter((key) => !writtenKeys.has(key)));
+    const answers = recordAnswers(answered, written, stale, keyOf, toRecord);
+    let next = 0;
+    return keys.map((key) => refused.get(key) ?? answers[next++] ?? failNoAnswer());
   });
 }
 

@@ -190,7 +190,7 @@ export function writeEmbedding<Input extends Embeds, Values extends { external_i
         const applied = inputs.filter((input) => !older.has(input.external_id));
         const customers = await upsertEmbeddedCustomers(trx, store, applied.map((input) => input.customer), options);
         const linked = applied.map((input) => ({ ...fields(input), customer_id: customers.rowOf(input.customer).id }));
-        return inGroups(linked, (record) => record.external_id, (records) => write(trx, { ...push, records, strict: false }));
+        return { written: await inGroups(linked, (record) => record.external_id, (records) => write(trx, { ...push, records, strict: false })) };
       },
       stored: (db, keys) => stored(db, store.id, keys),
       keyOf: (row) => row.external_id,
@@ -251,13 +251,14 @@ export async function upsertCustomers(db: Db, store: StoreContext, inputs: reado
           together: writes && ((db) => repo.writeCustomers(db, { storeId: store.id, writes, backfill: options.backfill, strict: true })),
           separately: async (trx) => {
             const older = await olderThanStored(trx, "customers", store.id, live.map((input) => ({ external_id: customerKey(input), source_updated_at: input.source_updated_at })));
-            return [...(await upsertCustomersIn(trx, store, live.filter((input) => !older.has(customerKey(input))), options)).values()];
+            return { written: [...(await upsertCustomersIn(trx, store, live.filter((input) => !older.has(customerKey(input))), options)).values()] };
           },
           stored: (db, keys) => repo.findActiveCustomers(db, store.id, keys),
           keyOf: (row) => row.external_id ?? "",
           toRecord: toCustomer,
         });
-  return inputs.map((input) => (isErased(input) ? { record: emptyCustomer(store.id, input.external_id ?? ""), created: false, stale: true } : (written.shift() ?? notAnswered())));
+  let next = 0;
+  return inputs.map((input) => (isErased(input) ? { record: emptyCustomer(store.id, input.external_id ?? ""), created: false, stale: true } : (written[next++] ?? notAnswered())));
 }
 
 function notAnswered(): never {

@@ -65,21 +65,21 @@ export function upsertShipments(db: Db, store: StoreContext, inputs: readonly Sh
   const shipments = onlyGroup(byShape(inputs.map(shipmentFields), (write) => write, (write) => write.external_id));
   const orderOf = new Map(inputs.map((input) => [input.external_id, input.order_external_id]));
   const write = { storeId: store.id, backfill: options.backfill };
-  let orders = new Map<string, { id: number }>();
   return writeRecords(db, {
     keys: inputs.map((input) => input.external_id),
     together:
       shipments &&
       ((db) => repo.writeShipments(db, { ...write, shipments, orderExternalIds: shipments.map((shipment) => orderOf.get(shipment.external_id) ?? ""), strict: true })),
     separately: async (trx) => {
-      orders = await repo.findOrders(trx, store.id, inputs.map((input) => input.order_external_id));
+      const orders = await repo.findOrders(trx, store.id, inputs.map((input) => input.order_external_id));
       const linked = inputs.flatMap((input) => {
         const order = orders.get(input.order_external_id);
         return order ? [{ ...shipmentFields(input), order_id: order.id }] : [];
       });
-      return inGroups(linked, (shipment) => shipment.external_id, (shipments) => repo.writeShipments(trx, { ...write, shipments, strict: false }));
+      const written = await inGroups(linked, (shipment) => shipment.external_id, (shipments) => repo.writeShipments(trx, { ...write, shipments, strict: false }));
+      const refused = new Map(inputs.flatMap((input) => (orders.has(input.order_external_id) ? [] : [[input.external_id, orderNotFound()] as const])));
+      return { written, refused };
     },
-    refused: (key) => (orders.has(orderOf.get(key) ?? "") ? undefined : orderNotFound()),
     stored: (db, keys) => repo.findShipments(db, store.id, keys),
     keyOf: (row) => row.external_id,
     toRecord: toShipment,
