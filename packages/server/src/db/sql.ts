@@ -1,4 +1,4 @@
-import { sql, type QueryCreator, type RawBuilder } from "kysely";
+import { sql, type InsertQueryBuilder, type InsertResult, type OnConflictBuilder, type QueryCreator, type RawBuilder } from "kysely";
 import type { ValueOf } from "./statement.js";
 import type { Database, Executor, Trx } from "./types.js";
 
@@ -149,6 +149,29 @@ export function keptSourceTime(table: SourcedTable): RawBuilder<string | null> {
   return sql<string | null>`coalesce(excluded.source_updated_at, ${sql.ref(`${table}.source_updated_at`)})`;
 }
 
+/** The tables of pushed records a shop keys by its own id, per store. */
+type RecordTable = "orders" | "checkouts" | "shipments";
+
+/**
+ * The upsert every record write makes: `rows` (see `unnestRows`) into `table`,
+ * keyed by store and external id; a stored record takes `set` (see
+ * `mergedColumns`) unless it is newer than the write (see `notStale`). The
+ * caller says what it returns.
+ */
+export function upsertRecords<T extends RecordTable>(
+  qc: QueryCreator<Database>,
+  table: T,
+  columns: ReadonlyArray<keyof Database[T] & string>,
+  rows: RawBuilder<never>,
+  set: Parameters<OnConflictBuilder<Database, T>["doUpdateSet"]>[0],
+): InsertQueryBuilder<Database, T, InsertResult> {
+  return qc
+    .insertInto(table)
+    .columns(columns)
+    .expression(rows)
+    .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(set).where(notStale(table)));
+}
+
 /** True on the row an `insert ... on conflict do update` inserted, false on the one it updated. */
 export const wasInserted = sql<boolean>`(xmax = 0)`;
 
@@ -185,27 +208,28 @@ export const isForeignKeyViolation = (error: unknown): boolean => error instance
 export const freshOrFail = (fresh: RawBuilder<boolean>): RawBuilder<boolean> => sql<boolean>`fresh_or_fail(${fresh})`;
 
 /**
- * What a write statement's last select starts from: one row, `checked`, whose
- * column `fresh` fails the statement with a stale write (`freshOrFail`) when
- * the statement is `strict` and its CTE `cte` wrote fewer rows than it was
- * given (`records`), so that a write of many records fails whole when one is
- * not written. The select reads the written rows as `checked left join <cte>`:
- * the check runs once (`offset 0` keeps the planner from moving it into every
- * row), and even when nothing was written (that row's columns are null: see
- * `written`).
+ * What a write statement answers: the rows its CTE `cte` wrote, as the rows
+ * they are (`Row`), each with `fresh`, a check that fails the statement with
+ * a stale write (`freshOrFail`) when the statement is `strict` and `cte`
+ * wrote fewer rows than it was given (`records`): a write of many records
+ * fails whole when one is not written. The rows are read as `checked left
+ * join <cte>`: the check runs once (`offset 0` keeps the planner from moving
+ * it into every row), and even when nothing was written (that row's columns
+ * are null: see `written`).
  */
-export function allOrNone<A extends { strict: boolean }>(value: ValueOf<A>, cte: string, records: (args: A) => number) {
+export function writtenRows<Row, A extends { strict: boolean }>(value: ValueOf<A>, cte: string, records: (args: A) => number) {
   const strict = value((args) => args.strict);
   const given = value(records);
-  return sql<{ fresh: boolean }>`(select ${freshOrFail(sql<boolean>`(not ${strict}::boolean or (select count(*) from ${sql.table(cte)}) = ${given}::bigint)`)} as fresh offset 0)`.as("checked");
+  const fresh = freshOrFail(sql<boolean>`(not ${strict}::boolean or (select count(*) from ${sql.table(cte)}) = ${given}::bigint)`);
+  return sql<Row & { fresh: boolean }>`(select w.*, checked.fresh from (select ${fresh} as fresh offset 0) as checked left join ${sql.table(cte)} as w on true)`.as("answer");
 }
 
 /**
- * A write statement's written rows (see `allOrNone`), as the table's rows they
- * are (`Row`): the one row of nulls that says nothing was written left out.
+ * A write statement's written rows (see `writtenRows`), as the table's rows
+ * they are: the one row of nulls that says nothing was written left out.
  */
-export function written<Row>(rows: ReadonlyArray<{ id: unknown }>): Row[] {
-  return rows.filter((row) => row.id !== null) as Row[];
+export function written<Row>(rows: ReadonlyArray<Row & { id: unknown }>): Row[] {
+  return rows.filter((row) => row.id !== null);
 }
 
 /** The failure `freshOrFail` raises. */

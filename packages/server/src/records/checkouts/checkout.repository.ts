@@ -1,7 +1,7 @@
 import type { CheckoutStatus } from "@commerce-ingest/shared";
 import { sql } from "kysely";
 import { withTriggers } from "../../automations/triggers.js";
-import { allOrNone, arrayColumns, carriedColumns, mergedColumns, notStale, notStaleFor, now, overTables, rowValues, unnestRows, wasInserted, written } from "../../db/sql.js";
+import { arrayColumns, carriedColumns, mergedColumns, notStaleFor, now, overTables, rowValues, unnestRows, upsertRecords, wasInserted, written, writtenRows } from "../../db/sql.js";
 import { statement, type ValueOf } from "../../db/statement.js";
 import { EMBEDDING_TYPES, embedding, type EmbeddingToWrite, type EmbeddingValues } from "../customers/customer.repository.js";
 import type { CheckoutRow, Executor } from "../../db/types.js";
@@ -24,7 +24,7 @@ export type CheckoutsToWrite = EmbeddingToWrite<CheckoutValues> & { recoveryDela
  * recoveries), chosen in SQL. Built once per set of fields (see `statement`).
  */
 export async function writeCheckouts(db: Executor, push: CheckoutsToWrite): Promise<Array<CheckoutRow & { inserted: boolean }>> {
-  return push.records.length === 0 ? [] : written<CheckoutRow & { inserted: boolean }>(await writeCheckoutsStatement(db, push));
+  return push.records.length === 0 ? [] : written(await writeCheckoutsStatement(db, push));
 }
 
 const writeCheckoutsStatement = statement(
@@ -34,20 +34,15 @@ const writeCheckoutsStatement = statement(
     const { base, linked, link, tables } = embedding(db, value, writes);
     // A new checkout starts abandoned (see `checkoutMerge`).
     const abandoned = [sql`${store.id}::bigint`, sql`'abandoned'`];
+    const rows = unnestRows(abandoned, arrayColumns(value, checkoutTypes, columns, (args) => args.records, records.length === 1), link);
     const chk = base.with("chk", (qc) =>
-      qc
-        .insertInto("checkouts")
-        .columns(["store_id", "status", ...columns, ...linked])
-        .expression(unnestRows(abandoned, arrayColumns(value, checkoutTypes, columns, (args) => args.records, records.length === 1), link))
-        .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(checkoutMerge([...carriedColumns(records), ...linked])).where(notStale("checkouts")))
+      upsertRecords(qc, "checkouts", ["store_id", "status", ...columns, ...linked], rows, checkoutMerge([...carriedColumns(records), ...linked]))
         .returningAll()
         .returning(wasInserted.as("inserted")),
     );
     return withTriggers(chk, { tables: [...tables, "chk"] }, store, { backfill: value((args) => args.backfill) })
-      .selectFrom(allOrNone(value, "chk", (args) => args.records.length))
-      .leftJoin("chk", (join) => join.onTrue())
-      .selectAll("chk")
-      .select("checked.fresh");
+      .selectFrom(writtenRows<CheckoutRow & { inserted: boolean }, CheckoutsToWrite>(value, "chk", (args) => args.records.length))
+      .selectAll();
   },
 );
 

@@ -1,7 +1,7 @@
 import { sql, type QueryCreator, type RawBuilder } from "kysely";
 import { statement, type ValueOf } from "../../db/statement.js";
 import type { CustomerRow, Database, Executor, Trx } from "../../db/types.js";
-import { allOrNone, arrayParameter, type ArrayColumn, linkedByKey, written, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted } from "../../db/sql.js";
+import { writtenRows, arrayParameter, type ArrayColumn, linkedByKey, written, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted } from "../../db/sql.js";
 import { withTriggers } from "../../automations/triggers.js";
 import { inWindow, type PageWindow } from "../../db/pages.js";
 import { LockOrderConflict } from "../../db/transaction.js";
@@ -59,7 +59,7 @@ export type CustomerWrite = { key: { external_id: string; keyed_by_phone: boolea
  */
 export async function writeCustomers(db: Executor, push: CustomersToWrite & { backfill: boolean; strict: boolean }): Promise<Array<CustomerRow & { inserted: boolean }>> {
   if (push.writes.length === 0) return [];
-  return written<CustomerRow & { inserted: boolean }>(await writeCustomersStatement(db, push));
+  return written(await writeCustomersStatement(db, push));
 }
 
 /**
@@ -71,10 +71,8 @@ export async function writeCustomers(db: Executor, push: CustomersToWrite & { ba
 const writeCustomersStatement = statement(
   (db, value: ValueOf<CustomersToWrite & { backfill: boolean; strict: boolean }>, { writes }) =>
     withCustomerSyncs(db, value, fieldsOf(writes), writes.length === 1)
-      .selectFrom(allOrNone(value, "customer", (args) => args.writes.length))
-      .leftJoin("customer", (join) => join.onTrue())
-      .selectAll("customer")
-      .select("checked.fresh"),
+      .selectFrom(writtenRows<CustomerRow & { inserted: boolean }, CustomersToWrite & { strict: boolean }>(value, "customer", (args) => args.writes.length))
+      .selectAll(),
 );
 
 /** `withCustomers` with what the customers written trigger (see `withTriggers`). */

@@ -1,5 +1,5 @@
 import { sql, type Selectable } from "kysely";
-import { allOrNone, arrayColumns, carriedColumns, mergedColumns, notStale, notStaleFor, now, rowValues, unnestRows, wasInserted, written } from "../../db/sql.js";
+import { arrayColumns, carriedColumns, mergedColumns, notStaleFor, now, rowValues, unnestRows, upsertRecords, wasInserted, written, writtenRows } from "../../db/sql.js";
 import { withTriggers } from "../../automations/triggers.js";
 import { EMBEDDING_TYPES, embedding, type EmbeddingToWrite, type EmbeddingValues } from "../customers/customer.repository.js";
 import { statement, type ValueOf } from "../../db/statement.js";
@@ -35,7 +35,7 @@ export type WrittenOrderRow = WrittenOrder & { inserted: boolean };
  * (see `statement`).
  */
 export async function writeOrders(db: Executor, push: OrdersToWrite): Promise<WrittenOrderRow[]> {
-  return push.records.length === 0 ? [] : written<WrittenOrderRow>(await writeOrdersStatement(db, push));
+  return push.records.length === 0 ? [] : written(await writeOrdersStatement(db, push));
 }
 
 const writeOrdersStatement = statement(
@@ -43,21 +43,16 @@ const writeOrdersStatement = statement(
     const columns = ["external_id", ...carriedColumns(records)] as (keyof OrderValues)[];
     const store = { id: value((args) => args.storeId) };
     const { base, linked, link, tables } = embedding(db, value, writes);
+    const rows = unnestRows([sql`${store.id}::bigint`], arrayColumns(value, orderTypes, columns, (args) => args.records, records.length === 1), link);
     const ord = base.with("ord", (qc) =>
-      qc
-        .insertInto("orders")
-        .columns(["store_id", ...columns, ...linked])
-        .expression(unnestRows([sql`${store.id}::bigint`], arrayColumns(value, orderTypes, columns, (args) => args.records, records.length === 1), link))
-        .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(mergedColumns("orders", [...carriedColumns(records), ...linked])).where(notStale("orders")))
+      upsertRecords(qc, "orders", ["store_id", ...columns, ...linked], rows, mergedColumns("orders", [...carriedColumns(records), ...linked]))
         .returning(WRITTEN_ORDER)
         .returning(wasInserted.as("inserted")),
     );
     const alone = writes !== undefined && records.length === 1;
     return withTriggers(ord, { tables: [...tables, "ord"], orders: records.length, alone }, store, { backfill: value((args) => args.backfill) })
-      .selectFrom(allOrNone(value, "ord", (args) => args.records.length))
-      .leftJoin("ord", (join) => join.onTrue())
-      .select(WRITTEN_ORDER.map((column) => `ord.${column}` as const))
-      .select(["ord.inserted", "checked.fresh"]);
+      .selectFrom(writtenRows<WrittenOrderRow, OrdersToWrite>(value, "ord", (args) => args.records.length))
+      .selectAll();
   },
 );
 

@@ -1,7 +1,7 @@
 import type { ShipmentStatus } from "@commerce-ingest/shared";
 import { sql, type QueryCreator } from "kysely";
 import { withTriggers } from "../../automations/triggers.js";
-import { allOrNone, arrayColumns, carriedColumns, linkedByKey, mergedColumns, notStale, unnestRows, wasInserted, written } from "../../db/sql.js";
+import { arrayColumns, carriedColumns, linkedByKey, mergedColumns, unnestRows, upsertRecords, wasInserted, written, writtenRows } from "../../db/sql.js";
 import { statement, type ValueOf } from "../../db/statement.js";
 import type { Database, Executor, ShipmentRow, Trx } from "../../db/types.js";
 
@@ -68,9 +68,7 @@ export type ShipmentValues = Omit<ShipmentWrite, "order_id"> & { order_id?: numb
  * chosen in SQL (see `withTriggers`). Built once per set of fields (see `statement`).
  */
 export async function writeShipments(db: Executor, push: ShipmentsToWrite): Promise<Array<ShipmentRow & { inserted: boolean }>> {
-  if (push.shipments.length === 0) return [];
-  const rows = await writeShipmentsStatement(db, push);
-  return written<ShipmentRow & { inserted: boolean }>(rows);
+  return push.shipments.length === 0 ? [] : written(await writeShipmentsStatement(db, push));
 }
 
 const writeShipmentsStatement = statement(
@@ -90,26 +88,19 @@ const writeShipmentsStatement = statement(
             .forKeyShare(),
         ) as unknown as QueryCreator<Database>)
       : db;
+    const rows = unnestRows(
+      [sql`${storeId}::bigint`],
+      arrayColumns(value, shipmentTypes, columns, (args) => args.shipments, shipments.length === 1),
+      found ? linkedByKey(value((args) => args.orderExternalIds), "ord") : {},
+    );
     const written = base.with("ship", (qc) =>
-      qc
-        .insertInto("shipments")
-        .columns(["store_id", ...columns, ...orderId])
-        .expression(
-          unnestRows(
-            [sql`${storeId}::bigint`],
-            arrayColumns(value, shipmentTypes, columns, (args) => args.shipments, shipments.length === 1),
-            found ? linkedByKey(value((args) => args.orderExternalIds), "ord") : {},
-          ),
-        )
-        .onConflict((oc) => oc.columns(["store_id", "external_id"]).doUpdateSet(shipmentMerge([...carriedColumns(shipments), ...orderId])).where(notStale("shipments")))
+      upsertRecords(qc, "shipments", ["store_id", ...columns, ...orderId], rows, shipmentMerge([...carriedColumns(shipments), ...orderId]))
         .returningAll()
         .returning(wasInserted.as("inserted")),
     );
     return withTriggers(written, { tables: ["ship"] }, { id: storeId }, { backfill: value((args) => args.backfill) })
-      .selectFrom(allOrNone(value, "ship", (args) => args.shipments.length))
-      .leftJoin("ship", (join) => join.onTrue())
-      .selectAll("ship")
-      .select("checked.fresh");
+      .selectFrom(writtenRows<ShipmentRow & { inserted: boolean }, ShipmentsToWrite>(value, "ship", (args) => args.shipments.length))
+      .selectAll();
   },
 );
 
