@@ -1,36 +1,21 @@
 import type { Activity, AutomationRun, Message } from "@commerce-ingest/shared";
-import type { Db, JobRow, MessageRow } from "../db/types.js";
+import type { Db } from "../db/types.js";
 import { formatOptionalTimestamp, formatTimestamp } from "../time.js";
 import { listMessages, listRuns, type ActivityFilter } from "./jobs.repository.js";
 
-function toRun(row: JobRow): AutomationRun {
-  return {
-    id: row.id,
-    flow: row.flow,
-    record_type: row.record_type,
-    record_external_id: row.record_external_id,
-    status: row.status,
-    attempts: row.attempts,
-    error: row.last_error,
-    run_at: formatTimestamp(row.run_at),
-    created_at: formatTimestamp(row.created_at),
-    finished_at: formatOptionalTimestamp(row.finished_at),
-  };
-}
+type Run = Awaited<ReturnType<typeof listRuns>>[number];
+type Sent = Awaited<ReturnType<typeof listMessages>>[number];
 
-function toMessage(row: MessageRow): Message {
-  return {
-    id: row.id,
-    run_id: row.job_id,
-    flow: row.flow,
-    status: row.status,
-    to_phone: row.to_phone,
-    content: row.content as Record<string, unknown>,
-    provider: row.provider,
-    created_at: formatTimestamp(row.created_at),
-    sent_at: formatOptionalTimestamp(row.sent_at),
-  };
-}
+/** A run as the API shows it: the repository selects its fields by their API names; times as ISO text. */
+const toRun = (run: Run): AutomationRun => ({ ...run, run_at: formatTimestamp(run.run_at), created_at: formatTimestamp(run.created_at), finished_at: formatOptionalTimestamp(run.finished_at) });
+
+/** A message as the API shows it (see `toRun`); its content is the JSON object the provider was given. */
+const toMessage = (message: Sent): Message => ({
+  ...message,
+  content: message.content as Record<string, unknown>,
+  created_at: formatTimestamp(message.created_at),
+  sent_at: formatOptionalTimestamp(message.sent_at),
+});
 
 /** A store's recent automation runs and messages, newest first. */
 export async function storeActivity(db: Db, storeId: number, limit: number, filter: ActivityFilter = {}): Promise<Activity> {

@@ -330,7 +330,10 @@ export type ActivityFilter = { flow?: Flow | undefined; status?: JobStatus | und
 
 /** A store's newest automation runs, of a flow or a status if asked. */
 export function listRuns(db: Executor, storeId: number, limit: number, filter: ActivityFilter = {}) {
-  let query = db.selectFrom("automation_jobs").selectAll().where("store_id", "=", storeId);
+  let query = db
+    .selectFrom("automation_jobs")
+    .select(["id", "flow", "record_type", "record_external_id", "status", "attempts", "last_error as error", "run_at", "created_at", "finished_at"])
+    .where("store_id", "=", storeId);
   if (filter.flow) query = query.where("flow", "=", filter.flow);
   if (filter.status) query = query.where("status", "=", filter.status);
   return query.orderBy("created_at", "desc").orderBy("id", "desc").limit(limit).execute();
@@ -338,6 +341,9 @@ export function listRuns(db: Executor, storeId: number, limit: number, filter: A
 
 /** A store's newest messages, of a flow if asked (by their run, as the runs are listed). */
 export function listMessages(db: Executor, storeId: number, limit: number, filter: ActivityFilter = {}) {
-  const query = db.selectFrom("messages").selectAll().where("store_id", "=", storeId);
+  const query = db
+    .selectFrom("messages")
+    .select(["id", "job_id as run_id", "flow", "status", "to_phone", "content", "provider", "created_at", "sent_at"])
+    .where("store_id", "=", storeId);
   return (filter.flow ? query.where("flow", "=", filter.flow) : query).orderBy("created_at", "desc").orderBy("job_id", "desc").limit(limit).execute();
 }
