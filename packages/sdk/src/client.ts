@@ -2,6 +2,7 @@ import packageJson from "../package.json" with { type: "json" };
 import { Imports } from "./imports.js";
 import { AbortError, APIError, CommerceIngestError, ConnectionError, TimeoutError } from "./errors.js";
 import { createLogger, parseLogLevel, type Logger, type LogLevel } from "./logger.js";
+import type { ApiResult, RequestOptions, Transport } from "./transport.js";
 import { Checkouts, Customers, Orders, Shipments, bindStore, type StoreScope } from "./resources.js";
 
 /** This SDK's version, from its package.json (sent in the User-Agent). */
@@ -49,45 +50,6 @@ export type RetryInfo = {
   status: number | undefined;
   /** The failure being retried. */
   error: CommerceIngestError;
-};
-
-export type RequestOptions = {
-  /** Aborts the call (no retry follows). */
-  signal?: AbortSignal | undefined;
-  timeout?: number | undefined;
-  maxRetries?: number | undefined;
-  headers?: Record<string, string> | undefined;
-  /** Sent as `X-Request-Id` (printable ASCII, at most 128 characters); generated when absent. */
-  requestId?: string | undefined;
-  /** Historical data: stored, but no automation is triggered (`X-Backfill: true`). */
-  backfill?: boolean | undefined;
-  /**
-   * Sent as `Idempotency-Key` on writes. One is generated per call when absent and reused by its
-   * retries, so a retried create answers as the first attempt did. Pass your own to make a
-   * write exactly-once across your process restarts too.
-   */
-  idempotencyKey?: string | undefined;
-  /** Overrides the client's `strict` for this call. */
-  strict?: boolean | undefined;
-};
-
-export type ApiResult<T> = {
-  data: T;
-  /** The HTTP status of the answer. */
-  status: number;
-  /** The request's `X-Request-Id`. */
-  requestId: string;
-  /** The answer's headers (`RateLimit-Remaining`, `X-Stale-Write`, ...). */
-  headers: Headers;
-  /** Fields of the body the API did not know and ignored (only when not strict), from `X-Ignored-Fields`. */
-  ignoredFields: string[];
-};
-
-export type UpsertResult<T> = ApiResult<T> & {
-  /** True when the upsert created the record (201), false when it updated one (200); right also after a retry. */
-  created: boolean;
-  /** True when the write was older than the stored record (by `source_updated_at`) and not applied (`X-Stale-Write: ignored`). */
-  stale: boolean;
 };
 
 const MAX_RETRY_AFTER_SECONDS = 60;
@@ -143,7 +105,7 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
  * const { data: order, created } = await client.orders.upsert(storeId, { ... });
  * ```
  */
-export class CommerceIngestClient {
+export class CommerceIngestClient implements Transport {
   readonly orders: Orders;
   readonly customers: Customers;
   readonly checkouts: Checkouts;

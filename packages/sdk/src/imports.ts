@@ -1,4 +1,4 @@
-import type { ApiResult, CommerceIngestClient, RequestOptions } from "./client.js";
+import type { ApiResult, RequestOptions, Transport } from "./transport.js";
 import { AbortError } from "./errors.js";
 import type { Import, ImportError, ImportKind } from "./types.js";
 
@@ -130,9 +130,9 @@ export class ImportHandle {
  * in file order.
  */
 export class Imports {
-  readonly #client: CommerceIngestClient;
+  readonly #client: Transport;
 
-  constructor(client: CommerceIngestClient) {
+  constructor(client: Transport) {
     this.#client = client;
   }
 

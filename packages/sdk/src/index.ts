@@ -1,4 +1,5 @@
-export { CommerceIngestClient, VERSION, type ApiResult, type ClientOptions, type RequestOptions, type RetryInfo, type UpsertResult } from "./client.js";
+export { CommerceIngestClient, VERSION, type ClientOptions, type RetryInfo } from "./client.js";
+export type { ApiResult, RequestOptions, UpsertResult } from "./transport.js";
 export type { Logger, LogLevel } from "./logger.js";
 export { ImportHandle, Imports, type ImportCreateParams, type ImportRecords, type ImportWaitOptions } from "./imports.js";
 export { BATCH_LIMIT, BATCH_MAX_BYTES, Checkouts, Customers, Orders, Shipments, type BatchOptions, type ListParams, type RecordList, type StoreBound, type StoreScope } from "./resources.js";

@@ -1,5 +1,5 @@
 import type { Imports } from "./imports.js";
-import type { ApiResult, CommerceIngestClient, RequestOptions, UpsertResult } from "./client.js";
+import type { ApiResult, RequestOptions, Transport, UpsertResult } from "./transport.js";
 import type {
   BatchResult,
   Checkout,
@@ -74,7 +74,7 @@ function* batches(items: readonly unknown[], batchSize: number, maxBytes: number
   if (batch.length > 0) yield batch;
 }
 
-async function upsertMany<T>(client: CommerceIngestClient, path: string, items: readonly unknown[], options: BatchOptions = {}): Promise<BatchResult<T>> {
+async function upsertMany<T>(client: Transport, path: string, items: readonly unknown[], options: BatchOptions = {}): Promise<BatchResult<T>> {
   const { batchSize = BATCH_LIMIT, maxBatchBytes = BATCH_MAX_BYTES, onProgress, idempotencyKey, ...request } = options;
   if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > BATCH_LIMIT) throw new RangeError(`batchSize must be a whole number from 1 to ${BATCH_LIMIT}`);
   if (!Number.isInteger(maxBatchBytes) || maxBatchBytes < 1) throw new RangeError("maxBatchBytes must be a whole number of bytes");
@@ -122,11 +122,11 @@ function listQuery(params: ListParams): string {
   return text ? `?${text}` : "";
 }
 
-function listPage<T>(client: CommerceIngestClient, path: string, params: ListParams = {}, options?: RequestOptions): Promise<ApiResult<Page<T>>> {
+function listPage<T>(client: Transport, path: string, params: ListParams = {}, options?: RequestOptions): Promise<ApiResult<Page<T>>> {
   return client.request<Page<T>>("GET", `${path}${listQuery(params)}`, undefined, options);
 }
 
-function listAll<T>(client: CommerceIngestClient, path: string, params: ListParams = {}, options?: RequestOptions): RecordList<T> {
+function listAll<T>(client: Transport, path: string, params: ListParams = {}, options?: RequestOptions): RecordList<T> {
   async function* pages(): AsyncGenerator<Page<T>> {
     let cursor = params.cursor;
     let pause = 0;
@@ -147,14 +147,14 @@ function listAll<T>(client: CommerceIngestClient, path: string, params: ListPara
   };
 }
 
-async function upsert<T>(client: CommerceIngestClient, path: string, body: unknown, options?: RequestOptions): Promise<UpsertResult<T>> {
+async function upsert<T>(client: Transport, path: string, body: unknown, options?: RequestOptions): Promise<UpsertResult<T>> {
   const result = await client.request<T>("POST", path, body, options);
   return { ...result, created: result.status === 201, stale: result.headers.get("x-stale-write") === "ignored" };
 }
 
 /** `POST /orders`, `PATCH /orders/{external_id}` and `GET /orders/{external_id}`. */
 export class Orders {
-  constructor(private readonly client: CommerceIngestClient) {}
+  constructor(private readonly client: Transport) {}
 
   /**
    * The store's orders, as read back one by one, every page: `for await (const record of ...list(storeId))`.
@@ -192,7 +192,7 @@ export class Orders {
 
 /** `POST /customers`, `DELETE /customers/{external_id}` and `GET /customers/{external_id}`. */
 export class Customers {
-  constructor(private readonly client: CommerceIngestClient) {}
+  constructor(private readonly client: Transport) {}
 
   /**
    * The store's customers, erased ones too, without personal data (`erased_at` set), every page: `for await (const record of ...list(storeId))`.
@@ -230,7 +230,7 @@ export class Customers {
 
 /** `POST /checkouts`, `PATCH /checkouts/{external_id}` and `GET /checkouts/{external_id}`. */
 export class Checkouts {
-  constructor(private readonly client: CommerceIngestClient) {}
+  constructor(private readonly client: Transport) {}
 
   /**
    * The store's checkouts, as read back one by one, every page: `for await (const record of ...list(storeId))`.
@@ -268,7 +268,7 @@ export class Checkouts {
 
 /** `POST /shipments` and `GET /shipments/{external_id}`. */
 export class Shipments {
-  constructor(private readonly client: CommerceIngestClient) {}
+  constructor(private readonly client: Transport) {}
 
   /**
    * The store's shipments, as read back one by one, every page: `for await (const record of ...list(storeId))`.
