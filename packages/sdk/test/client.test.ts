@@ -14,7 +14,7 @@ import {
   type OrderPatch,
 } from "../src/index.js";
 import pg from "pg";
-import { startService } from "./server.js";
+import { SERVICE_TEST_TIMEOUT_MS, startService } from "./server.js";
 
 let service: Awaited<ReturnType<typeof startService>>;
 let tenant: { storeId: number; apiKey: string };
@@ -282,7 +282,7 @@ describe("each error class from a real response", () => {
     } finally {
       await limited.stop();
     }
-  });
+  }, SERVICE_TEST_TIMEOUT_MS);
 
   it.runIf(Boolean(process.env.TEST_DATABASE_URL))("ServerError when the service loses its database", async () => {
     const serverUrl = process.env.TEST_DATABASE_URL ?? "";
@@ -309,7 +309,7 @@ describe("each error class from a real response", () => {
       await admin.query(`drop database if exists ${name} with (force)`);
       await admin.end();
     }
-  });
+  }, SERVICE_TEST_TIMEOUT_MS);
 
   it("ConnectionError when nothing listens, TimeoutError when nothing answers", async () => {
     const closed = new CommerceIngestClient({ apiKey: tenant.apiKey, baseUrl: "http://127.0.0.1:1", maxRetries: 0 });

@@ -1,5 +1,8 @@
 import { operator, startProcess, stopAll, tempDir, type Proc } from "../../server/test/processes.js";
 
+/** How long a test that starts its own service may take: it scales with `PROCESS_START_TIMEOUT_MS`, as the process tests do. */
+export { PROCESS_TEST_TIMEOUT_MS as SERVICE_TEST_TIMEOUT_MS } from "../../server/test/processes.js";
+
 export const ADMIN = "sdk-test-admin-token-0123456789";
 
 /** The built service as its own process on the embedded database, with a fresh team, store and key. */

@@ -74,7 +74,7 @@ describe.runIf(onceAcrossDatabases)("a worker killed in the middle of a flow", (
 });
 
 describe.runIf(testDb === "postgres")("two worker processes on one PostgreSQL", () => {
-  it("run 500 jobs, each exactly once", { timeout: 120_000 }, async () => {
+  it("run 500 jobs, each exactly once", async () => {
     const receiver = await startReceiver(() => 200);
     cleanups.push(() => receiver.close());
     const database = await createTestDatabase();

@@ -19,7 +19,7 @@ const running: Proc[] = [];
 afterAll(() => stopAll(running));
 
 describe.runIf(testDb === "embedded")("an import on the embedded database", () => {
-  it("finishes with exact counts after its server is SIGKILLed mid-way", { timeout: 180_000 }, async () => {
+  it("finishes with exact counts after its server is SIGKILLed mid-way", async () => {
     const env = { DATA_DIR: tempDir(), ADMIN_TOKEN: ADMIN, SEED_DEMO: "false", IMPORT_LEASE_SECONDS: "2", WORKER_POLL_MS: "100" };
     const first = await startProcess("main.js", env);
     running.push(first);
