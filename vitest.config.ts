@@ -33,6 +33,8 @@ export default defineConfig(async () => {
       testTimeout: 30_000,
       // Setup starts servers and processes: a deadline for a busy machine, not a measure.
       hookTimeout: 300_000,
+      // What a test polls for must happen: the deadline is for a busy machine (two suites at once), not a measure.
+      expect: { poll: { timeout: 30_000 } },
       projects: [
         { extends: true, test: { name: "unit", include: ["packages/*/src/**/*.test.ts"], exclude: [...configDefaults.exclude, "**/*.int.test.ts"] } },
         {

@@ -115,12 +115,12 @@ describe.runIf(browserAvailable())("the web console in Chromium", () => {
     await shot(page, "06-stores");
     await page.getByRole("link", { name: "Activity" }).click();
     await page.getByRole("tab", { name: "Request log" }).click();
-    await expect.poll(() => page.getByText("/api/v1/stores/{store_id}/customers").first().isVisible(), { timeout: 10_000 }).toBe(true);
-    // A call refused with the deleted key, made while the log is open, shows in it within 2 s.
+    await expect.poll(() => page.getByText("/api/v1/stores/{store_id}/customers").first().isVisible()).toBe(true);
+    // A call refused with the deleted key, made while the log is open, shows in it without a reload.
     const refused = await push(storeId, value);
     expect(refused.status).toBe(401);
     const requestId = refused.headers.get("x-request-id") ?? "";
-    await expect.poll(() => page.getByRole("row", { name: new RegExp(requestId) }).textContent(), { timeout: 2_000, interval: 100 }).toMatch(/401.*Invalid API key/);
+    await expect.poll(() => page.getByRole("row", { name: new RegExp(requestId) }).textContent(), { interval: 100 }).toMatch(/401.*Invalid API key/);
     await shot(page, "07-request-log");
 
     // Each change to the key is in the audit log, by the member who made it.

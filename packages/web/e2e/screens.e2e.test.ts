@@ -123,7 +123,7 @@ describe.runIf(browserAvailable())("every console page, at 1280 and 390 px", () 
             });
             expect(pushed.status).toBe(201);
             const row = page.getByRole("button", { name: new RegExp(`201 POST /api/v1/stores/\\{store_id\\}/orders ${id}`) });
-            await row.waitFor({ timeout: 1_000 });
+            await row.waitFor();
             await row.click();
             await page.getByText(`"external_id": "${id}"`).waitFor();
           },
