@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { ADMIN_TOKEN, refuseInserts, type TestServer, uid, withTestServer, type TestTenant, warningsInto } from "../../test/helpers.js";
 import { gathered } from "./gathered.js";
 
@@ -28,7 +28,18 @@ async function gathering() {
  * pushes and holds `waiting` pushes for the next: read from its own figures,
  * as /metrics would show them, since a scrape reads the database the test holds.
  */
-const until = (figure: "writes" | "waiting", atLeast: number) => expect.poll(() => gathered[figure], { timeout: 60_000, interval: 10 }).toBeGreaterThanOrEqual(atLeast);
+const until = (figure: "writes" | "waiting", atLeast: number) =>
+  expect.poll(() => gathered[figure], { timeout: 60_000, interval: 10, message: `${figure} to reach ${atLeast} (when the wait began: ${JSON.stringify(gathered)})` }).toBeGreaterThanOrEqual(atLeast);
+
+// A deadline for a busy machine beyond the waits above, so that a wait that fails says which one.
+vi.setConfig({ testTimeout: 120_000 });
+
+/** The hold of a test that ended without letting it go (it failed): let go before the next, so one failure stays one. */
+let letGo: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await letGo?.();
+  letGo = undefined;
+});
 
 /**
  * Runs `pushes` while the store's two writes are under way and held up (a
@@ -47,6 +58,10 @@ async function whileBusy<T>(waiting: number, pushes: () => Promise<T>): Promise<
     await released;
   });
   await holding;
+  letGo = async () => {
+    release();
+    await hold;
+  };
   try {
     // The store's two writes under way and held up, one push each (sent together, two pushes could share one),
     // then the pushes arrive and wait for them.
