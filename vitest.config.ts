@@ -52,7 +52,8 @@ export default defineConfig(async () => {
         // Faults (PostgreSQL restarted, crashed, frozen; processes killed): `pnpm test:faults`, on a cluster of their own.
         ...(process.env.INGEST_FAULTS ? [{ extends: true, test: { name: "faults", include: ["packages/server/faults/**/*.test.ts"], testTimeout: 240_000 } }] : []),
         // The web console in Chromium, against the built server and console.
-        { extends: true, test: { name: "browser", include: ["packages/web/e2e/**/*.test.ts"], testTimeout: 60_000 } },
+        // A browser test drives whole journeys: its deadline is for two suites on two cores, not a measure.
+        { extends: true, test: { name: "browser", include: ["packages/web/e2e/**/*.test.ts"], testTimeout: 240_000 } },
         { extends: true, test: { name: "embedded", include: integration, env: { TEST_DB: "embedded", TEST_DATABASES: databases } } },
         ...(postgresUrl
           ? [{ extends: true, test: { name: "postgres", include: integration, env: { TEST_DB: "postgres", TEST_DATABASES: databases, TEST_DATABASE_URL: postgresUrl } } }]

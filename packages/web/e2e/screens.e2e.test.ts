@@ -93,7 +93,7 @@ describe.runIf(browserAvailable())("every console page, at 1280 and 390 px", () 
   });
 
   for (const width of [1280, 390]) {
-    it(`at ${width} px`, { timeout: 120_000 }, async () => {
+    it(`at ${width} px`, async () => {
       const outside = await browser.newContext({ viewport: { width, height: 800 } });
       const signInPage = await outside.newPage();
       await signInPage.goto(`${url}/sign-in`);

@@ -15,12 +15,13 @@ export function SignedIn() {
       await navigate("/sign-in");
     },
   });
-  // Another team's pages hold other stores and keys: start over on its keys page.
+  // The page shown, read afresh for the other team (nothing of the one left is kept); a store's own pages belong to
+  // the team left, so they give way to the other team's stores. Where the member went while it switched, it stays.
   const switchTeam = useMutation({
     mutationFn: (teamId: number) => trpc.session.switchTeam.mutate({ team_id: teamId }),
     onSuccess: async () => {
-      queryClient.clear();
-      await navigate("/settings/api-keys");
+      if (window.location.pathname.startsWith("/stores/")) await navigate("/stores");
+      await queryClient.resetQueries();
     },
   });
   if (me.isPending) return <p className="loading">Loading…</p>;
