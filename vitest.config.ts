@@ -30,8 +30,9 @@ export default defineConfig(async () => {
     test: {
       pool: "forks",
       maxWorkers: 2,
-      testTimeout: 30_000,
-      // Setup starts servers and processes: a deadline for a busy machine, not a measure.
+      // Many tests start a server of their own (a fresh database, migrated) and setup starts servers and processes:
+      // deadlines for a busy machine (two suites on two cores), not measures.
+      testTimeout: 120_000,
       hookTimeout: 300_000,
       // What a test polls for must happen: the deadline is for a busy machine (two suites at once), not a measure.
       expect: { poll: { timeout: 30_000 } },
