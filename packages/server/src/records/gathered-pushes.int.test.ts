@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, refuseInserts, type TestServer, uid, withTestServer, type TestTenant, warningsInto } from "../../test/helpers.js";
 import { gathered } from "./gathered.js";
 
@@ -27,12 +27,10 @@ async function gathering() {
  * Waits until the server process (this one) has started `writes` writes of
  * pushes and holds `waiting` pushes for the next: read from its own figures,
  * as /metrics would show them, since a scrape reads the database the test holds.
+ * The suite's test deadline (120 s) is beyond this wait, so a wait that fails says which.
  */
 const until = (figure: "writes" | "waiting", atLeast: number) =>
   expect.poll(() => gathered[figure], { timeout: 60_000, interval: 10, message: `${figure} to reach ${atLeast} (when the wait began: ${JSON.stringify(gathered)})` }).toBeGreaterThanOrEqual(atLeast);
-
-// A deadline for a busy machine beyond the waits above, so that a wait that fails says which one.
-vi.setConfig({ testTimeout: 120_000 });
 
 /** The hold of a test that ended without letting it go (it failed): let go before the next, so one failure stays one. */
 let letGo: (() => Promise<void>) | undefined;
