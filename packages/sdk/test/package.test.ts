@@ -58,7 +58,7 @@ describe("the packed SDK in a project outside the workspace", () => {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), "sdk-consumer-"));
     const project = await installPacked(work);
     const shipped = fs.readdirSync(path.join(project, "node_modules/@commerce-ingest/sdk")).sort();
-    expect(shipped).toEqual(["CHANGELOG.md", "README.md", "dist", "package.json"]);
+    expect(shipped).toEqual(["CHANGELOG.md", "README.md", "bin", "dist", "package.json"]);
 
     fs.writeFileSync(
       path.join(project, "esm.mjs"),
@@ -86,6 +86,20 @@ client.orders.update(1, "x", {}).catch((e) => console.log(JSON.stringify({ kind:
     expect(versions).toEqual(["v20", "v22", "v24"]);
 
     expect(fs.readdirSync(path.join(project, "node_modules"))).toEqual(["@commerce-ingest"]);
+  });
+
+  it("installs with npm from the tarball, and its command runs as `npx @commerce-ingest/sdk` runs it", { timeout: 120_000 }, async () => {
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), "sdk-npx-"));
+    const tarball = await pack(work);
+    const project = path.join(work, "shop");
+    fs.mkdirSync(project);
+    fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "shop", version: "1.0.0", private: true }));
+    // The package has no dependency, so npm needs no registry to install it.
+    await run("npm", ["install", "--offline", "--no-audit", "--no-fund", tarball], { cwd: project });
+    const help = await run("npx", ["--offline", "@commerce-ingest/sdk", "--help"], { cwd: project });
+    expect(help.stdout).toContain("Usage: commerce-ingest import --store <id> --kind <orders|customers|checkouts|shipments> <file.ndjson[.gz]>");
+    const wrong = await run("npx", ["--offline", "@commerce-ingest/sdk", "import", "--store", "1", "--kind", "invoices", "orders.ndjson"], { cwd: project }).catch((error: { code: number; stderr: string }) => error);
+    expect(wrong).toMatchObject({ code: 2, stderr: expect.stringContaining("--kind must be orders, customers, checkouts or shipments") });
   });
 
   it("type-checks in a fresh app with NodeNext, and with CommonJS and Node10 resolution, without zod", { timeout: 120_000 }, async () => {
