@@ -52,19 +52,19 @@ describe.runIf(onceAcrossDatabases)("a worker killed in the middle of a flow", (
     });
     expect(push.status).toBe(201);
 
-    await expect.poll(() => receiver.received.length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => receiver.received.length).toBe(1);
     first.child.kill("SIGKILL");
     await first.exited;
 
     const second = await startProcess("main.js", env);
     running.push(second);
-    await expect.poll(() => receiver.received.length, { timeout: 15_000 }).toBe(2);
+    await expect.poll(() => receiver.received.length).toBe(2);
     expect(receiver.received[1]?.id).toBe(receiver.received[0]?.id);
     expect(JSON.parse(receiver.received[1]?.body ?? "{}")).toMatchObject({ id: receiver.received[0]?.id, flow: "contact_sync" });
 
     const activity = await operator(second.url ?? "", ADMIN, "GET", `/admin/v1/stores/${store.id}/activity`);
     await expect
-      .poll(async () => ((await operator(second.url ?? "", ADMIN, "GET", `/admin/v1/stores/${store.id}/activity`)).runs as Array<{ status: string }>)[0]?.status, { timeout: 5000 })
+      .poll(async () => ((await operator(second.url ?? "", ADMIN, "GET", `/admin/v1/stores/${store.id}/activity`)).runs as Array<{ status: string }>)[0]?.status)
       .toBe("succeeded");
     const after = await operator(second.url ?? "", ADMIN, "GET", `/admin/v1/stores/${store.id}/activity`);
     expect(after.runs).toEqual([expect.objectContaining({ flow: "contact_sync", status: "succeeded", attempts: 2 })]);
