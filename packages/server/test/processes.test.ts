@@ -42,7 +42,7 @@ describe.runIf(testDb === "embedded")("first start on the embedded database", ()
   it("seeds demo credentials once, prints a curl line that creates a customer (201, then 200), and writes demo.env", async () => {
     const dataDir = tempDir();
     const first = await startServer({ DATA_DIR: dataDir });
-    await expect.poll(() => first.stdout(), { timeout: 10_000 }).toContain("curl -i -X POST");
+    await expect.poll(() => first.stdout(), { timeout: START_TIMEOUT_MS }).toContain("curl -i -X POST");
     const printed = first.stdout();
     const curl = printed.slice(printed.indexOf("curl -i"), printed.indexOf("'", printed.indexOf("-d '") + 4) + 1);
     for (const expected of ["201 Created", "200 OK"]) {

@@ -160,7 +160,7 @@ describe.runIf(browserAvailable())("the web console in Chromium", () => {
     await join(page, await inviteWithCli(teamId, "owner@importer.example"));
     await page.goto(`${url}/stores/${storeId}/activity?tab=imports`);
     const row = page.getByRole("row", { name: new RegExp(`#${id} customers`) });
-    await expect.poll(() => row.textContent(), { timeout: 20_000 }).toMatch(/succeeded.*1,501 \/ 1,501.*1,500.*0.*1/);
+    await expect.poll(() => row.textContent()).toMatch(/succeeded.*1,501 \/ 1,501.*1,500.*0.*1/);
     expect(await page.getByRole("tab", { name: "Imports" }).getAttribute("aria-selected")).toBe("true");
     await page.setViewportSize({ width: 1280, height: 720 });
     await shot(page, "09-imports");

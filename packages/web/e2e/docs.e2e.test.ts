@@ -34,7 +34,7 @@ describe.runIf(browserAvailable())("the API reference at /docs in Chromium", () 
     const page = await browser.newPage();
     await page.goto(`${url}/docs`);
     // The front page comes first, its examples naming the address the page was opened at.
-    await expect.poll(() => page.getByRole("heading", { name: "First request" }).isVisible(), { timeout: 15_000 }).toBe(true);
+    await expect.poll(() => page.getByRole("heading", { name: "First request" }).isVisible()).toBe(true);
     expect(await page.locator(".information-container").textContent()).toContain(`export BASE_URL=${url}`);
 
     await page.locator("button.authorize").first().click();
@@ -56,7 +56,7 @@ describe.runIf(browserAvailable())("the API reference at /docs in Chromium", () 
     await operation.getByRole("button", { name: "Execute" }).click();
 
     const status = operation.locator(".live-responses-table .response .response-col_status").first();
-    await expect.poll(() => status.textContent(), { timeout: 15_000 }).toMatch(/^\s*201/);
+    await expect.poll(() => status.textContent()).toMatch(/^\s*201/);
     await page.screenshot({ path: path.join(ARTIFACTS, "docs-try-it-out.png"), fullPage: false });
 
     // The push was live: the order's post-purchase ran and its message went to the customer's phone.
