@@ -306,6 +306,12 @@ export type ErrorCode =
   | "IMPORT_MEDIA_TYPE"
   /** 422 The file is not NDJSON of this kind */
   | "IMPORT_FILE_INVALID"
+  /** 415 Content-Encoding must be gzip or identity */
+  | "UNSUPPORTED_CONTENT_ENCODING"
+  /** 503 Too many uploads at once */
+  | "UPLOADS_BUSY"
+  /** 400 Upload interrupted */
+  | "UPLOAD_INTERRUPTED"
   /** 413 Import too large */
   | "IMPORT_TOO_LARGE"
   /** 400 Malformed JSON body */
@@ -531,8 +537,14 @@ export interface Import {
   /** Bytes received, as sent. */
   bytes: number;
   records_per_second: number | null;
-  /** Why a `failed` import stopped. */
+  /** Why a `failed` import stopped, in words. */
   error: string | null;
+  /**
+   * Why a `failed` import stopped, as a stable code: `upload_interrupted`, `request_timeout`,
+   * `import_too_large`, `import_file_invalid` (its upload ended without its 202; nothing merged) or
+   * `merge_failed` (what was merged stays). More may be added.
+   */
+  error_code: string | null;
   created_at: string;
   received_at: string | null;
   started_at: string | null;

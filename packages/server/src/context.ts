@@ -5,6 +5,7 @@ import type { RateLimiter } from "./tenancy/rate-limit.js";
 import type { Db } from "./db/types.js";
 import type { AppError } from "./errors.js";
 import type { Logger } from "./logger.js";
+import type { UploadPace, UploadSlots } from "./imports/upload.js";
 
 /** What the console's sign-in needs: its settings, its throttles, and whether cookies demand HTTPS. */
 export type AccountServices = { settings: AccountSettings; limiters: SignInLimiters; cookieSecure: boolean };
@@ -12,7 +13,21 @@ export type AccountServices = { settings: AccountSettings; limiters: SignInLimit
 /** A request's `Idempotency-Key`, read (see `idempotency.ts`): the key and a fingerprint of the request, or a key that is not valid. */
 export type IdempotencyRequest = { key: string; fingerprint: string } | { invalidKey: true };
 
-export type ImportSettings = { uploadLimitBytes: number; lineBytes: number; nudge?: () => void };
+export type ImportSettings = {
+  /** The largest file, uncompressed. */
+  uploadLimitBytes: number;
+  /** The largest line (a push's body limit). */
+  lineBytes: number;
+  /** A chunk's bytes, as `UploadLimits.chunkBytes`. */
+  chunkBytes: number;
+  /** How slow an upload may be. */
+  pace: UploadPace;
+  /** The uploads this process receives at once. */
+  slots: UploadSlots;
+  /** How often a receiving upload says it is alive (see `heartbeatOf`). */
+  heartbeatMs: number;
+  nudge?: () => void;
+};
 
 export type Services = {
   db: Db;

@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import type { WorkerOptions } from "./automations/worker.js";
 import type { ImportRunnerOptions } from "./imports/runner.js";
+import { heartbeatOf, type UploadPace } from "./imports/upload.js";
 import type { ConnectionLimits } from "./api/http-server.js";
 
 /**
@@ -74,6 +75,16 @@ const envSchema = z.object({
   IMPORT_CONCURRENCY: z.coerce.number().int().min(0).max(16).default(2),
   /** How long a process holds an import's chunk before another may take it over (were it to die mid-chunk). */
   IMPORT_LEASE_SECONDS: z.coerce.number().int().min(1).default(60),
+  /** Import files this process receives at once; past them an upload is answered 503 before a byte is read. */
+  IMPORT_UPLOADS_AT_ONCE: z.coerce.number().int().min(1).max(256).default(4),
+  /** An import's chunk ends at the first line that brings it to this many bytes (or at 1,000 lines). */
+  IMPORT_CHUNK_BYTES: z.coerce.number().int().min(64 * 1024).max(64 * 1024 * 1024).default(1024 * 1024),
+  /** The least an upload must send a second, on average over each REQUEST_TIMEOUT_MS the service waits for it. */
+  IMPORT_UPLOAD_MIN_BYTES_PER_SECOND: z.coerce.number().int().min(0).default(16 * 1024),
+  /** The longest an upload may take in all. */
+  IMPORT_UPLOAD_TIMEOUT_MS: z.coerce.number().int().min(1000).default(3_600_000),
+  /** An upload whose server stopped saying it is alive this long ago (it died mid-way) fails as interrupted. */
+  IMPORT_UPLOAD_STALE_SECONDS: z.coerce.number().int().min(3).max(3600).default(45),
 });
 
 export type Env = {
@@ -101,7 +112,7 @@ export type Env = {
   seedDemo: boolean;
   runWorker: boolean;
   worker: WorkerOptions;
-  imports: { uploadLimitBytes: number; runner: ImportRunnerOptions };
+  imports: { uploadLimitBytes: number; chunkBytes: number; uploadsAtOnce: number; pace: UploadPace; heartbeatMs: number; runner: ImportRunnerOptions };
   webhook: { url: string; secret: string; timeoutMs: number } | undefined;
   /** Where the console is reached; unset: http://HOST:PORT. */
   publicUrl: string | undefined;
@@ -176,7 +187,18 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
     },
     imports: {
       uploadLimitBytes: env.IMPORT_LIMIT_BYTES,
-      runner: { concurrency: env.IMPORT_CONCURRENCY, leaseSeconds: env.IMPORT_LEASE_SECONDS, perTeam: env.IMPORTS_PER_TEAM, pollIntervalMs: env.WORKER_POLL_MS },
+      chunkBytes: env.IMPORT_CHUNK_BYTES,
+      uploadsAtOnce: env.IMPORT_UPLOADS_AT_ONCE,
+      // Silence and the rate's window are the request timeout every other body has.
+      pace: { silenceMs: env.REQUEST_TIMEOUT_MS, windowMs: env.REQUEST_TIMEOUT_MS, minBytesPerSecond: env.IMPORT_UPLOAD_MIN_BYTES_PER_SECOND, totalMs: env.IMPORT_UPLOAD_TIMEOUT_MS },
+      heartbeatMs: heartbeatOf(env.IMPORT_UPLOAD_STALE_SECONDS),
+      runner: {
+        concurrency: env.IMPORT_CONCURRENCY,
+        leaseSeconds: env.IMPORT_LEASE_SECONDS,
+        perTeam: env.IMPORTS_PER_TEAM,
+        pollIntervalMs: env.WORKER_POLL_MS,
+        abandonedAfterSeconds: env.IMPORT_UPLOAD_STALE_SECONDS,
+      },
     },
     webhook:
       env.MESSAGING_WEBHOOK_URL && env.MESSAGING_WEBHOOK_SECRET

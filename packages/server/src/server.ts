@@ -2,6 +2,7 @@ import type { AddressInfo } from "node:net";
 import { resolveAdminToken } from "./tenancy/admin-token.js";
 import { providerFromEnv, startWorker, type Worker } from "./automations/index.js";
 import { startImportRunner } from "./imports/runner.js";
+import { uploadSlots } from "./imports/upload.js";
 import { createSignInLimiters, INVITATION_DAYS, type AccountSettings } from "./accounts/member.service.js";
 import { AccessCache, startAccessSync } from "./tenancy/access-cache.js";
 import { AUTH_FAILURE_LIMIT, createLeasedRateLimiter, createRateLimiter } from "./tenancy/rate-limit.js";
@@ -52,6 +53,7 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
       invitationSeconds: INVITATION_DAYS * 24 * 3600,
     };
     const requestLog = startRequestLog(database.db, logger, env.console.requestLogSeconds);
+    const uploads = uploadSlots(env.imports.uploadsAtOnce);
     const accessCache = new AccessCache();
     const stopAccessSync = await startAccessSync(database, accessCache, logger);
     // The embedded database's autovacuum; on PostgreSQL, analyzes that do not wait for autovacuum's next look.
@@ -68,9 +70,17 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
         authFailures: createRateLimiter(AUTH_FAILURE_LIMIT, database.pool, "auth-failures"),
         accounts: { settings, limiters: createSignInLimiters(database.pool), cookieSecure: env.console.cookieSecure },
         requestLog,
-        metrics: createMetrics(database.db, database.pool, accessCache),
+        metrics: createMetrics(database.db, database.pool, accessCache, uploads),
         afterWrite: () => worker?.nudge(),
-        imports: { uploadLimitBytes: env.imports.uploadLimitBytes, lineBytes: env.bodyLimitBytes, nudge: () => imports?.nudge() },
+        imports: {
+          uploadLimitBytes: env.imports.uploadLimitBytes,
+          lineBytes: env.bodyLimitBytes,
+          chunkBytes: env.imports.chunkBytes,
+          pace: env.imports.pace,
+          slots: uploads,
+          heartbeatMs: env.imports.heartbeatMs,
+          nudge: () => imports?.nudge(),
+        },
       },
       { bodyLimitBytes: env.bodyLimitBytes, consoleDir: env.console.dir, requestDeadlineMs: env.requestDeadlineMs },
     );

@@ -1,5 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { startImportRunner, type ImportRunnerOptions } from "../src/imports/runner.js";
+import { heartbeatOf, uploadSlots, type UploadPace } from "../src/imports/upload.js";
 import { sql } from "kysely";
 import { afterAll, beforeAll } from "vitest";
 import pg from "pg";
@@ -109,7 +110,7 @@ export async function startTestServer(
     connections?: Partial<ConnectionLimits>;
     requestDeadlineMs?: number;
     /** Runs an import runner in this process, as the server does by default. */
-    imports?: Partial<ImportRunnerOptions> & { uploadLimitBytes?: number };
+    imports?: Partial<ImportRunnerOptions> & { uploadLimitBytes?: number; chunkBytes?: number; uploadsAtOnce?: number; pace?: Partial<UploadPace> };
     /** Failed authentications per address before 429; off unless given. */
     authFailureLimit?: RateLimitOptions;
   } = {},
@@ -128,7 +129,8 @@ export async function startTestServer(
     const { provider = recordingProvider(), ...workerOptions } = options.worker;
     worker = startWorker({ db: handle.db, logger, provider }, { ...FAST_WORKER, ...workerOptions });
   }
-  const { uploadLimitBytes = 1024 * 1024 * 1024, ...runnerOptions } = options.imports ?? {};
+  const { uploadLimitBytes = 1024 * 1024 * 1024, chunkBytes = 1024 * 1024, uploadsAtOnce = 4, pace, ...runnerOptions } = options.imports ?? {};
+  const requestTimeoutMs = options.connections?.requestTimeoutMs ?? DEFAULT_CONNECTION_LIMITS.requestTimeoutMs;
   const imports = options.imports ? startImportRunner({ db: handle.db, logger }, { concurrency: 2, leaseSeconds: 30, perTeam: 2, pollIntervalMs: 20, ...runnerOptions }) : undefined;
   const settings: AccountSettings = { publicUrl: "", sessionIdleSeconds: 3600, sessionMaxSeconds: 24 * 3600, invitationSeconds: 7 * 24 * 3600, ...options.accounts };
   const requestLog = startRequestLog(handle.db, logger, 7 * 24 * 3600);
@@ -147,7 +149,15 @@ export async function startTestServer(
       requestLog,
       metrics: createMetrics(handle.db, handle.pool),
       afterWrite: () => worker?.nudge(),
-      imports: { uploadLimitBytes, lineBytes: options.bodyLimitBytes ?? 1024 * 1024, nudge: () => imports?.nudge() },
+      imports: {
+        uploadLimitBytes,
+        lineBytes: options.bodyLimitBytes ?? 1024 * 1024,
+        chunkBytes,
+        pace: { silenceMs: requestTimeoutMs, windowMs: requestTimeoutMs, minBytesPerSecond: 16 * 1024, totalMs: 3_600_000, ...pace },
+        slots: uploadSlots(uploadsAtOnce),
+        heartbeatMs: heartbeatOf(runnerOptions.abandonedAfterSeconds ?? 45),
+        nudge: () => imports?.nudge(),
+      },
     },
     { bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024, consoleDir: options.consoleDir, requestDeadlineMs: options.requestDeadlineMs },
   );

@@ -11,6 +11,10 @@ export type ImportStatus = (typeof IMPORT_STATUSES)[number];
 /** An import is over once it has one of these statuses. */
 export const IMPORT_FINAL_STATUSES: readonly ImportStatus[] = ["succeeded", "failed", "cancelled"];
 
+/** Why an import ended `failed`: the first four are its upload's (nothing of it merged), the last the merge's. */
+export const IMPORT_FAILURES = ["upload_interrupted", "request_timeout", "import_too_large", "import_file_invalid", "merge_failed"] as const;
+export type ImportFailure = (typeof IMPORT_FAILURES)[number];
+
 const count = (description: string) => z.number().int().min(0).meta({ description });
 const time = (description: string) => z.string().nullable().meta({ description, example: "2026-11-26T09:30:00.000Z" });
 
@@ -22,7 +26,7 @@ export const importSchema = z
     status: z.enum(IMPORT_STATUSES).meta({
       description:
         "`queued`: received whole, waiting for its turn (a team runs a few imports at once); `running`: being merged; " +
-        "`succeeded`: every line merged or listed as failed; `failed`: stopped by an error of the service (`error` says which), what was merged stays; " +
+        "`succeeded`: every line merged or listed as failed; `failed`: its upload ended without its `202` (nothing of it is merged), or an error of the service stopped it (what was merged stays): `error_code` says which; " +
         "`cancelled`: stopped on request, what was merged stays.",
       example: "running",
     }),
@@ -33,7 +37,17 @@ export const importSchema = z
     failed: count("Lines refused: see `GET .../imports/{id}/errors`."),
     bytes: count("Bytes received, as sent."),
     records_per_second: z.number().nullable().meta({ description: "Lines processed a second since the merge started; `null` before.", example: 52000 }),
-    error: z.string().nullable().meta({ description: "Why a `failed` import stopped; otherwise `null`.", example: null }),
+    error: z.string().nullable().meta({ description: "Why a `failed` import stopped, in words; otherwise `null`.", example: null }),
+    error_code: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          "Why a `failed` import stopped, as a stable code (more may be added); otherwise `null`. `upload_interrupted`: the connection or the server receiving it ended before the whole file arrived; " +
+          "`request_timeout`: the upload fell silent or was slower than the minimum rate, or took longer than its limit in all; `import_too_large`: the file passed its size limit mid-way; " +
+          "`import_file_invalid`: its bytes stopped being readable mid-way (a broken gzip stream); `merge_failed`: the service could not merge a chunk (what was merged stays).",
+        example: null,
+      }),
     created_at: z.string().meta({ description: "When the upload began.", example: "2026-11-26T09:29:41.000Z" }),
     received_at: time("When the whole file had been received."),
     started_at: time("When its first chunk was merged; `null` while queued."),

@@ -58,22 +58,18 @@ export function createHttpServer(app: express.Express, limits: ConnectionLimits)
   return server;
 }
 
-/** A streamed upload (an import's file): it may take as long as it needs while bytes keep coming. */
+/** A streamed upload (an import's file): it may take as long as it needs while bytes keep coming fast enough. */
 export const isUpload = (req: Pick<http.IncomingMessage, "method" | "url">) => req.method === "POST" && /^\/api\/v1\/stores\/[^/]+\/imports\/?(?:\?|$)/.test(req.url ?? "");
 
 /**
  * A body must arrive whole within `ms` of its headers (a body that trickles is
  * answered 408 and its connection closed, as Node's own request timeout
- * would); an upload instead must never fall silent for `ms`.
+ * would). An upload is paced by its reader instead (see `paced`): it may take
+ * as long as its file needs while it keeps coming, and is answered 408 itself
+ * when it falls silent or trickles.
  */
 function boundBody(req: http.IncomingMessage, ms: number): void {
-  if (req.complete) return;
-  if (isUpload(req)) {
-    const socket = req.socket;
-    socket.setTimeout(ms, () => socket.destroy());
-    req.once("end", () => socket.setTimeout(0));
-    return;
-  }
+  if (req.complete || isUpload(req)) return;
   const timer = setTimeout(() => {
     if (req.complete) return;
     const error: NodeJS.ErrnoException = new Error("request body timeout");

@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import type pg from "pg";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { UploadSlots } from "../imports/upload.js";
 import type { AccessCache } from "../tenancy/access-cache.js";
 import { retries } from "../db/prepared.js";
 import type { Db } from "../db/types.js";
@@ -19,7 +20,7 @@ export const failedInLastHour = sql<{ flow: string; n: number }>`
  */
 export type Metrics = { registry: Registry; observe(route: string, method: string, status: number, seconds: number): void };
 
-export function createMetrics(db: Db, pool: pg.Pool | undefined, accessCache?: AccessCache): Metrics {
+export function createMetrics(db: Db, pool: pg.Pool | undefined, accessCache?: AccessCache, uploads?: UploadSlots): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Counter({ name: "http_requests_total", help: "Requests answered, by route template, method and status", labelNames: ["route", "method", "status"], registers: [registry] });
@@ -112,6 +113,19 @@ export function createMetrics(db: Db, pool: pg.Pool | undefined, accessCache?: A
       this.inc(gathered.pushes - gathered.alone);
     },
   });
+
+  if (uploads) {
+    new Gauge({ name: "import_uploads_receiving", help: "Import files this process is receiving now (at most IMPORT_UPLOADS_AT_ONCE)", registers: [registry], collect() { this.set(uploads.busy); } });
+    new Counter({
+      name: "import_upload_chunks_total",
+      help: "Chunks of import files this process has received and stored",
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(uploads.chunks);
+      },
+    });
+  }
 
   if (pool) {
     new Gauge({ name: "db_pool_connections", help: "PostgreSQL connections of this process", registers: [registry], collect() { this.set(pool.totalCount); } });

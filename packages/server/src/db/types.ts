@@ -270,6 +270,8 @@ export interface ImportTable {
   updated: Generated<number>;
   failed: Generated<number>;
   error: string | null;
+  /** Why it failed, as a stable code (see `IMPORT_FAILURES`). */
+  error_code: string | null;
   created_at: CreatedAt;
   received_at: Date | null;
   started_at: Date | null;
@@ -283,8 +285,10 @@ export interface ImportChunkTable {
   /** The file's line number of its first line (from 1). */
   first_line: number;
   lines: number;
-  /** Its lines as sent, deflated. */
+  /** Its lines as sent, blank ones left out, deflated. */
   body: Buffer | Uint8Array;
+  /** Where blank lines were left out: pairs of (index of the stored line they preceded, how many); null when none. */
+  gaps: number[] | null;
   claimed_by: string | null;
   claimed_until: Date | null;
   attempts: Generated<number>;

@@ -1,3 +1,4 @@
+import type { ImportFailure } from "@commerce-ingest/shared";
 import { sql } from "kysely";
 import type { Executor, ImportKind } from "../db/types.js";
 import { now } from "../db/sql.js";
@@ -17,6 +18,7 @@ const IMPORT_COLUMNS = [
   "updated",
   "failed",
   "error",
+  "error_code",
   "created_at",
   "received_at",
   "started_at",
@@ -34,23 +36,39 @@ export function createImport(db: Executor, values: { storeId: number; teamId: nu
 }
 
 /** One chunk of the file, stored as it arrives (deflated): it is durable once this returns. */
-export async function appendChunk(db: Executor, importId: number, chunk: { seq: number; firstLine: number; lines: number; body: Buffer }): Promise<void> {
-  await db.insertInto("import_chunks").values({ import_id: importId, seq: chunk.seq, first_line: chunk.firstLine, lines: chunk.lines, body: chunk.body }).execute();
+export async function appendChunk(db: Executor, importId: number, chunk: { seq: number; firstLine: number; lines: number; gaps: number[] | null; body: Buffer }): Promise<void> {
+  await db.insertInto("import_chunks").values({ import_id: importId, seq: chunk.seq, first_line: chunk.firstLine, lines: chunk.lines, gaps: chunk.gaps, body: chunk.body }).execute();
 }
 
-/** The whole file is in: the import waits for its turn. */
+/** The whole file is in: the import waits for its turn (unless it was taken for abandoned meanwhile: undefined). */
 export function finishUpload(db: Executor, importId: number, totals: { lines: number; chunks: number; bytes: number }) {
   return db
     .updateTable("imports")
     .set({ status: "queued", lines: totals.lines, chunks: totals.chunks, bytes: totals.bytes, received_at: now(), updated_at: now() })
     .where("id", "=", importId)
+    .where("status", "=", "receiving")
     .returning(IMPORT_COLUMNS)
-    .executeTakeFirstOrThrow();
+    .executeTakeFirst();
 }
 
-/** An upload that did not arrive whole leaves nothing behind. */
-export async function dropImport(db: Executor, importId: number): Promise<void> {
-  await db.deleteFrom("imports").where("id", "=", importId).execute();
+/** Why an import failed, in words, by its code. */
+const FAILURES: Record<ImportFailure, string> = {
+  upload_interrupted: "the upload ended before the whole file arrived; nothing of it was merged",
+  request_timeout: "the upload was too slow (silent, under its minimum rate, or over its time limit); nothing of it was merged",
+  import_too_large: "the file passed its size limit; nothing of it was merged",
+  import_file_invalid: "the file stopped being readable (a broken gzip stream); nothing of it was merged",
+  merge_failed: "the service could not merge a chunk of the file; what was merged stays",
+};
+
+/** An upload that ended without its 202: the import fails with why, its chunks dropped, what arrived counted. */
+export async function failUpload(db: Executor, importId: number, code: ImportFailure, totals: { lines: number; chunks: number; bytes: number }): Promise<void> {
+  await db
+    .updateTable("imports")
+    .set({ status: "failed", error_code: code, error: FAILURES[code], lines: totals.lines, bytes: totals.bytes, finished_at: now(), updated_at: now() })
+    .where("id", "=", importId)
+    .where("status", "=", "receiving")
+    .execute();
+  await db.deleteFrom("import_chunks").where("import_id", "=", importId).execute();
 }
 
 /** The store's import, received whole (an upload still arriving is nobody's yet). */
@@ -126,6 +144,7 @@ export type ClaimedChunk = {
   import_id: number;
   seq: number;
   first_line: number;
+  gaps: number[] | null;
   body: Buffer;
   attempts: number;
   kind: ImportKind;
@@ -156,7 +175,7 @@ export async function claimChunk(db: Executor, holder: string, leaseSeconds: num
     set claimed_by = ${holder}, claimed_until = now() + make_interval(secs => ${leaseSeconds})
     from next, imports i, stores s
     where c.import_id = next.import_id and c.seq = next.seq and i.id = c.import_id and s.id = i.store_id
-    returning c.import_id, c.seq, c.first_line, c.body, c.attempts, i.kind, i.store_id, i.team_id, s.country, s.recovery_delay_seconds`.execute(db);
+    returning c.import_id, c.seq, c.first_line, c.gaps, c.body, c.attempts, i.kind, i.store_id, i.team_id, s.country, s.recovery_delay_seconds`.execute(db);
   const [row] = result.rows;
   return row && { ...row, body: Buffer.from(row.body) };
 }
@@ -210,26 +229,32 @@ export async function chunkMerged(db: Executor, importId: number, seq: number, c
 }
 
 /** An import the service could not finish: what was merged stays. */
-export async function failImport(db: Executor, importId: number, error: string): Promise<void> {
+export async function failImport(db: Executor, importId: number): Promise<void> {
   await db
     .updateTable("imports")
-    .set({ status: "failed", error, finished_at: now(), updated_at: now() })
+    .set({ status: "failed", error_code: "merge_failed", error: FAILURES.merge_failed, finished_at: now(), updated_at: now() })
     .where("id", "=", importId)
     .where("status", "in", ["queued", "running"])
     .execute();
   await db.deleteFrom("import_chunks").where("import_id", "=", importId).execute();
 }
 
-/** Uploads that stopped arriving (their process died mid-way) and left chunks behind. */
-export async function dropAbandonedUploads(db: Executor, olderThanSeconds: number): Promise<void> {
-  await db
-    .deleteFrom("imports")
+/**
+ * Uploads whose server stopped saying they are alive (it died mid-way, and no
+ * 202 was sent) fail as interrupted, and their chunks go.
+ */
+export async function failAbandonedUploads(db: Executor, staleSeconds: number): Promise<void> {
+  const abandoned = await db
+    .updateTable("imports")
+    .set({ status: "failed", error_code: "upload_interrupted", error: FAILURES.upload_interrupted, finished_at: now(), updated_at: now() })
     .where("status", "=", "receiving")
-    .where("updated_at", "<", sql<Date>`now() - make_interval(secs => ${olderThanSeconds})`)
+    .where("updated_at", "<", sql<Date>`now() - make_interval(secs => ${staleSeconds})`)
+    .returning("id")
     .execute();
+  if (abandoned.length > 0) await db.deleteFrom("import_chunks").where("import_id", "in", abandoned.map((row) => row.id)).execute();
 }
 
 /** Keeps a receiving upload fresh, so it is not taken for abandoned. */
 export async function touchUpload(db: Executor, importId: number): Promise<void> {
-  await db.updateTable("imports").set({ updated_at: now() }).where("id", "=", importId).execute();
+  await db.updateTable("imports").set({ updated_at: now() }).where("id", "=", importId).where("status", "=", "receiving").execute();
 }

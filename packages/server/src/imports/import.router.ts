@@ -1,5 +1,5 @@
 import { deflateRawSync } from "node:zlib";
-import { IMPORT_KINDS, importErrorSchema, importListSchema, importSchema, LIMITS, type Import, type ImportError } from "@commerce-ingest/shared";
+import { IMPORT_KINDS, importErrorSchema, importListSchema, importSchema, LIMITS, type Import, type ImportError, type ImportFailure } from "@commerce-ingest/shared";
 import { z } from "zod";
 import { AppError } from "../errors.js";
 import { STORE_ERRORS, storeParams, storeProcedure } from "../records/procedures.js";
@@ -9,8 +9,8 @@ import type { StoreContext } from "../tenancy/store-context.js";
 import * as repo from "./import.repository.js";
 import { toImport } from "./import.view.js";
 import { IMPORT_WRITES } from "./kinds.js";
-import { checkChunk } from "./lines.js";
-import { chunksOf, uploadBody, type ReceivedChunk } from "./upload.js";
+import { checkLine, type CheckedLine } from "./lines.js";
+import { chunksOf, linesOf, paced, uploadBody, type Received, type ReceivedChunk } from "./upload.js";
 
 const importParams = storeParams.extend({ import_id: z.coerce.number().int().positive().meta({ description: "The import's id", example: 42 }) });
 
@@ -24,61 +24,113 @@ const NDJSON_TYPES = new Set(["application/x-ndjson", "application/ndjson", "app
 
 /**
  * The file's first chunk, checked before anything is stored: its first line
- * must be a JSON object, and at least one of its first lines a record of the
- * import's kind; else the whole file is refused (422) with what the first lines held.
+ * must be a JSON object, and one of its first lines a record of the import's
+ * kind; else the whole file is refused (422) with what the first lines held.
+ * Lines are read until the first record, so a hostile start costs at most
+ * `SAMPLE_LINES` lines, or a line's worth of bytes, of parsing.
  */
-function checkStart(chunk: ReceivedChunk, kind: Import["kind"], store: StoreContext): void {
-  const lines = checkChunk(IMPORT_WRITES[kind], chunk.text, chunk.firstLine, store).slice(0, SAMPLE_LINES);
-  const [first] = lines;
+function checkStart(chunk: ReceivedChunk, kind: Import["kind"], store: StoreContext, sampleBytes: number): void {
+  const sampled: CheckedLine[] = [];
+  let bytes = 0;
+  for (const { line, text } of linesOf(chunk.text, chunk.firstLine, chunk.gaps)) {
+    const item = checkLine(IMPORT_WRITES[kind], text, store.country);
+    sampled.push({ line, item });
+    bytes += text.length;
+    if (!item.refused || sampled.length >= SAMPLE_LINES || bytes >= sampleBytes) break;
+  }
+  const [first] = sampled;
   const notJson = first?.item.refused && first.item.refused.code !== "validation_failed";
   const notObject = first?.item.refused?.details?.some((detail) => detail.path === "" && detail.message === "must be a JSON object");
-  if (first && !notJson && !notObject && lines.some((line) => !line.item.refused)) return;
-  const details = lines.slice(0, 5).flatMap(({ line, item }) =>
+  if (first && !notJson && !notObject && sampled.some((line) => !line.item.refused)) return;
+  const details = sampled.slice(0, 5).flatMap(({ line, item }) =>
     item.refused ? (item.refused.details ?? [{ path: "", message: item.refused.error ?? "refused" }]).map((detail) => ({ path: `line ${line}${detail.path ? `: ${detail.path}` : ""}`, message: detail.message })) : [],
   );
-  const summary = notJson || notObject ? `line ${first?.line ?? 1} is not a JSON object` : `none of the first ${lines.length} lines is a valid record of ${kind}`;
+  const summary = notJson || notObject ? `line ${first?.line ?? 1} is not a JSON object` : `none of the first ${sampled.length} lines is a valid record of ${kind}`;
   throw new AppError("IMPORT_FILE_INVALID", [{ path: "", message: summary }, ...details.slice(0, 20)]);
 }
 
-/** Receives the file whole, chunk by chunk into the database, before answering: once answered, the client may forget it. */
+/** `Content-Encoding` as a list: the file sent as it is (`[]`), or gzipped once. */
+function isGzipped(header: string | undefined): boolean {
+  const codings = (header ?? "")
+    .split(",")
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding !== "" && coding !== "identity");
+  if (codings.length === 0) return false;
+  if (codings.length === 1 && (codings[0] === "gzip" || codings[0] === "x-gzip")) return true;
+  throw new AppError("UNSUPPORTED_CONTENT_ENCODING");
+}
+
+/** What ended an upload before its 202, as the code its failed import keeps and the error its client gets. */
+function uploadFailure(error: unknown): { code: ImportFailure; answer: unknown } {
+  if (error instanceof AppError) {
+    if (error.code === "REQUEST_TIMEOUT") return { code: "request_timeout", answer: error };
+    if (error.code === "IMPORT_TOO_LARGE") return { code: "import_too_large", answer: error };
+    if (error.code === "IMPORT_FILE_INVALID") return { code: "import_file_invalid", answer: error };
+  }
+  // A gzip stream that is not gzip: the file cannot be read.
+  if (error instanceof Error && "code" in error && typeof error.code === "string" && error.code.startsWith("Z_")) {
+    return { code: "import_file_invalid", answer: new AppError("IMPORT_FILE_INVALID", [{ path: "", message: "the body is not valid gzip" }]) };
+  }
+  // The client went away mid-way (or the database did: that answer stays a 503).
+  if (error instanceof Error && "code" in error && (error.code === "ECONNRESET" || error.code === "ERR_STREAM_PREMATURE_CLOSE")) {
+    return { code: "upload_interrupted", answer: new AppError("UPLOAD_INTERRUPTED") };
+  }
+  return { code: "upload_interrupted", answer: error };
+}
+
+/**
+ * Receives the file whole, chunk by chunk into the database, before answering:
+ * once answered, the client may forget it. The import exists from its first
+ * chunk on (a file refused on its first lines leaves nothing); from then on an
+ * upload that ends without its 202 leaves it `failed`, with why.
+ */
 async function receive(ctx: Context & { store: StoreContext }, kind: Import["kind"]): Promise<Import> {
   const upload = ctx.upload;
   const settings = ctx.imports;
   if (!upload || !settings) throw new Error("an upload without its request");
   const mediaType = (upload.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
-  const encoding = (upload.headers["content-encoding"] ?? "identity").trim().toLowerCase();
-  if (!NDJSON_TYPES.has(mediaType) || !["identity", "gzip", "x-gzip"].includes(encoding)) throw new AppError("IMPORT_MEDIA_TYPE");
+  if (!NDJSON_TYPES.has(mediaType)) throw new AppError("IMPORT_MEDIA_TYPE");
+  const gzipped = isGzipped(upload.headers["content-encoding"]);
+  // A declared length no file of the limit can have, gzipped or not, is refused unread.
+  if (Number(upload.headers["content-length"] ?? 0) > settings.uploadLimitBytes * 1.01 + 64 * 1024) throw new AppError("IMPORT_TOO_LARGE");
+  const release = settings.slots.take();
+  if (!release) throw new AppError("UPLOADS_BUSY", undefined, { "Retry-After": "5" });
 
-  const received = { bytes: 0 };
-  const body = uploadBody(upload, encoding, received);
-  const { id } = await repo.createImport(ctx.db, { storeId: ctx.store.id, teamId: ctx.store.teamId, keyId: ctx.response.authorized?.keyId, kind });
+  const received: Received = { bytes: 0 };
+  const body = uploadBody(upload, gzipped, received, settings.uploadLimitBytes);
+  const limits = { limitBytes: settings.uploadLimitBytes, lineBytes: settings.lineBytes, chunkLines: LIMITS.importChunkLines, chunkBytes: settings.chunkBytes };
+  let id: number | undefined;
+  let heartbeat: NodeJS.Timeout | undefined;
   let lines = 0;
   let chunks = 0;
   try {
-    let touched = Date.now();
-    for await (const chunk of chunksOf(body, { limitBytes: settings.uploadLimitBytes, lineBytes: settings.lineBytes, chunkLines: LIMITS.importChunkLines })) {
-      if (chunk.seq === 0) checkStart(chunk, kind, ctx.store);
-      await repo.appendChunk(ctx.db, id, { seq: chunk.seq, firstLine: chunk.firstLine, lines: chunk.lines, body: deflateRawSync(chunk.text, { level: 1 }) });
+    for await (const chunk of chunksOf(paced(body, received, settings.pace), limits)) {
+      if (id === undefined) {
+        checkStart(chunk, kind, ctx.store, settings.lineBytes);
+        ({ id } = await repo.createImport(ctx.db, { storeId: ctx.store.id, teamId: ctx.store.teamId, keyId: ctx.response.authorized?.keyId, kind }));
+        const receiving = id;
+        heartbeat = setInterval(() => void repo.touchUpload(ctx.db, receiving).catch(() => undefined), settings.heartbeatMs);
+      }
+      await repo.appendChunk(ctx.db, id, { seq: chunk.seq, firstLine: chunk.firstLine, lines: chunk.lines, gaps: chunk.gaps, body: deflateRawSync(chunk.text, { level: 1 }) });
       lines += chunk.lines;
       chunks++;
-      if (Date.now() - touched > 10_000) {
-        touched = Date.now();
-        await repo.touchUpload(ctx.db, id);
-      }
+      settings.slots.stored();
     }
-    if (lines === 0) throw new AppError("IMPORT_FILE_INVALID", [{ path: "", message: "the file holds no record" }]);
+    if (id === undefined) throw new AppError("IMPORT_FILE_INVALID", [{ path: "", message: "the file holds no record" }]);
     const row = await repo.finishUpload(ctx.db, id, { lines, chunks, bytes: received.bytes });
+    // Its heartbeat could not reach the database for so long that it was taken for abandoned.
+    if (!row) throw new AppError("UPLOAD_INTERRUPTED");
     settings.nudge?.();
     return toImport(row);
   } catch (error) {
     body.destroy();
     upload.unpipe();
-    await repo.dropImport(ctx.db, id).catch(() => undefined);
-    // A gzip stream that is not gzip: the file cannot be read.
-    if (error instanceof Error && "code" in error && typeof error.code === "string" && error.code.startsWith("Z_")) {
-      throw new AppError("IMPORT_FILE_INVALID", [{ path: "", message: "the body is not valid gzip" }]);
-    }
-    throw error;
+    const failure = uploadFailure(error);
+    if (id !== undefined) await repo.failUpload(ctx.db, id, failure.code, { lines, chunks, bytes: received.bytes }).catch(() => undefined);
+    throw failure.answer;
+  } finally {
+    clearInterval(heartbeat);
+    release();
   }
 }
 
@@ -121,12 +173,15 @@ export const importRouter = router({
           "The import then runs on its own (`GET .../imports/{import_id}` shows its progress): each line is stored as a push of it with `X-Backfill: true` would be (customers, contacts, merge rules, source times, stale writes), " +
           "triggering no automation, in file order, so the last line for a key wins. A line that a push would refuse is counted and listed (`.../errors`), never stopping the rest. " +
           "A file whose first line is not a JSON object, or whose first lines hold no valid record of the kind, is refused at once (422) and nothing is stored. " +
+          "The upload must keep coming: silent for `REQUEST_TIMEOUT_MS` (30 s), slower than `IMPORT_UPLOAD_MIN_BYTES_PER_SECOND` over that long, or longer than `IMPORT_UPLOAD_TIMEOUT_MS` in all, it is answered `408`. " +
+          "An upload that ends without its `202` once its first lines were stored (cut off, too slow, too large, a broken gzip stream) leaves the import `failed`, with `error_code` saying why. " +
+          "A server receives a few files at once (`IMPORT_UPLOADS_AT_ONCE`); past them it answers `503 uploads_busy` with `Retry-After`, before reading any. " +
           "A team runs a few imports at once (`IMPORTS_PER_TEAM`); the others wait, `queued`. It costs one request of the rate limit.",
         protect: true,
       },
       contract: {
         success: { 202: "Received whole: the import is queued. `Location` names it." },
-        errors: [...STORE_ERRORS, "VALIDATION_FAILED", "IMPORT_MEDIA_TYPE", "IMPORT_FILE_INVALID", "IMPORT_TOO_LARGE"],
+        errors: [...STORE_ERRORS, "VALIDATION_FAILED", "IMPORT_MEDIA_TYPE", "UNSUPPORTED_CONTENT_ENCODING", "IMPORT_FILE_INVALID", "IMPORT_TOO_LARGE", "REQUEST_TIMEOUT", "UPLOAD_INTERRUPTED", "UPLOADS_BUSY"],
         upload: { mediaType: "application/x-ndjson", description: "One record per line, as the kind's upsert body takes it (here, orders).", example: `${EXAMPLE_LINES}\n` },
       },
     })

@@ -19,6 +19,7 @@ export function toImport(row: ImportRow, at: Date = new Date()): Import {
     bytes: row.bytes,
     records_per_second: row.started_at && seconds > 0 ? Math.round(processed / seconds) : null,
     error: row.error,
+    error_code: row.error_code,
     created_at: formatTimestamp(row.created_at),
     received_at: formatOptionalTimestamp(row.received_at),
     started_at: formatOptionalTimestamp(row.started_at),

@@ -152,7 +152,7 @@ describe("imports", () => {
     expect(await server.db.selectFrom("import_chunks").select("seq").execute()).toEqual([]);
   });
 
-  it("answer 413 to a file over its limit and to a gzip bomb, read by the client", async () => {
+  it("answer 413 to a file over its limit and to a gzip bomb, read by the client; the bomb's import fails with its code", async () => {
     const tenant = await idle.createTenant();
     const line = JSON.stringify({ external_id: "c-1", phone: "+14155550100", first_name: "x".repeat(200) });
     const big = ndjson(Array.from({ length: 3000 }, () => line));
@@ -163,8 +163,14 @@ describe("imports", () => {
     const bomb = gzipSync(Buffer.from(`${line}\n`.repeat(200_000)));
     const exploded = await upload(idle, tenant, "customers", bomb, { "Content-Encoding": "gzip" });
     expect(exploded.status).toBe(413);
+    // The first declared a length no file of the limit has: refused unread. The bomb's first lines were
+    // stored before it passed the limit: its import failed, with why, and keeps nothing.
     const list = await idle.request("GET", `/api/v1/stores/${tenant.store.id}/imports`, { key: tenant.key });
-    expect(list.body).toEqual({ data: [] });
+    expect(list.body.data).toEqual([
+      expect.objectContaining({ status: "failed", error_code: "import_too_large", error: expect.stringContaining("size limit"), finished_at: expect.any(String) }),
+    ]);
+    const ids = (list.body.data as Array<{ id: number }>).map((row) => row.id);
+    expect(await idle.db.selectFrom("import_chunks").select("seq").where("import_id", "in", ids).execute()).toEqual([]);
   });
 
   it("check the key, the store and the rate limit before reading the file", async () => {
@@ -191,23 +197,28 @@ describe("imports", () => {
     expect((await idle.request("GET", `/api/v1/stores/${tenant.store.id}/customers/c-1`, { key: tenant.key })).status).toBe(404);
   });
 
-  it("drop an upload that stopped arriving (its server died before answering), with its chunks", async () => {
+  it("fail an upload whose server stopped saying it is alive, dropping its chunks, and keep one still arriving", async () => {
     const tenant = await idle.createTenant();
     const [upload] = await idle.db
       .insertInto("imports")
-      .values({ store_id: tenant.store.id, team_id: tenant.team.id, key_id: tenant.keyId, kind: "customers", updated_at: new Date(Date.now() - 2 * 3600 * 1000) })
+      .values({ store_id: tenant.store.id, team_id: tenant.team.id, key_id: tenant.keyId, kind: "customers", updated_at: new Date(Date.now() - 60 * 1000) })
       .returning("id")
       .execute();
+    const id = upload?.id ?? 0;
     const fresh = await idle.db.insertInto("imports").values({ store_id: tenant.store.id, team_id: tenant.team.id, key_id: tenant.keyId, kind: "customers" }).returning("id").executeTakeFirstOrThrow();
-    await idle.db.insertInto("import_chunks").values({ import_id: upload?.id ?? 0, seq: 0, first_line: 1, lines: 1, body: Buffer.from("x") }).execute();
-    const runner = startImportRunner({ db: idle.db, logger: createLogger("silent") }, { concurrency: 1, leaseSeconds: 30, perTeam: 2, pollIntervalMs: 20 });
+    await idle.db.insertInto("import_chunks").values({ import_id: id, seq: 0, first_line: 1, lines: 1, body: Buffer.from("x") }).execute();
+    const path = `/api/v1/stores/${tenant.store.id}/imports/${id}`;
+    // Receiving: nobody's yet.
+    expect((await idle.request("GET", path, { key: tenant.key })).status).toBe(404);
+    const runner = startImportRunner({ db: idle.db, logger: createLogger("silent") }, { concurrency: 1, leaseSeconds: 30, perTeam: 2, pollIntervalMs: 20, abandonedAfterSeconds: 30 });
     try {
-      await expect.poll(async () => (await idle.db.selectFrom("imports").select("id").where("id", "=", upload?.id ?? 0).execute()).length).toBe(0);
+      await expect.poll(async () => (await idle.request("GET", path, { key: tenant.key })).body.status).toBe("failed");
     } finally {
       await runner.stop();
     }
-    expect(await idle.db.selectFrom("import_chunks").select("seq").where("import_id", "=", upload?.id ?? 0).execute()).toEqual([]);
-    // An upload still arriving (touched within the hour) stays.
+    expect((await idle.request("GET", path, { key: tenant.key })).body).toMatchObject({ status: "failed", error_code: "upload_interrupted", finished_at: expect.any(String) });
+    expect(await idle.db.selectFrom("import_chunks").select("seq").where("import_id", "=", id).execute()).toEqual([]);
+    // An upload still arriving (touched within the staleness) stays.
     expect(await idle.db.selectFrom("imports").select("status").where("id", "=", fresh.id).executeTakeFirst()).toEqual({ status: "receiving" });
     await idle.db.deleteFrom("imports").where("id", "=", fresh.id).execute();
   });

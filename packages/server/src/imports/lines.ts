@@ -46,8 +46,8 @@ export function roundsOf(spec: UpsertSpec<z.ZodType, object>, lines: readonly Ch
 }
 
 /** Every line of a chunk, checked. */
-export function checkChunk(spec: UpsertSpec<z.ZodType, object>, text: Buffer, firstLine: number, store: Pick<StoreContext, "country">): CheckedLine[] {
+export function checkChunk(spec: UpsertSpec<z.ZodType, object>, chunk: { text: Buffer; firstLine: number; gaps: readonly number[] | null }, store: Pick<StoreContext, "country">): CheckedLine[] {
   const checked: CheckedLine[] = [];
-  for (const { line, text: lineText } of linesOf(text, firstLine)) checked.push({ line, item: checkLine(spec, lineText, store.country) });
+  for (const { line, text } of linesOf(chunk.text, chunk.firstLine, chunk.gaps)) checked.push({ line, item: checkLine(spec, text, store.country) });
   return checked;
 }

@@ -6,7 +6,7 @@ import { inTransaction } from "../db/transaction.js";
 import type { Db } from "../db/types.js";
 import { errorForLog, type Logger } from "../logger.js";
 import { writeItems, type ItemResult } from "../records/procedures.js";
-import { chunkFailed, chunkMerged, claimChunk, dropAbandonedUploads, failImport, lockImport, releaseChunk, startQueued, type ClaimedChunk, type LineRefusal } from "./import.repository.js";
+import { chunkFailed, chunkMerged, claimChunk, failAbandonedUploads, failImport, lockImport, releaseChunk, startQueued, type ClaimedChunk, type LineRefusal } from "./import.repository.js";
 import { IMPORT_WRITES } from "./kinds.js";
 import { checkChunk, roundsOf, type CheckedLine } from "./lines.js";
 
@@ -18,7 +18,7 @@ export type ImportRunnerOptions = {
   /** Imports one team runs at once; the others queue. */
   perTeam: number;
   pollIntervalMs: number;
-  /** An upload that stopped arriving this long ago (its server died mid-way, no 202 was sent) is dropped with its chunks. */
+  /** A receiving upload whose heartbeat stopped this long ago (its server died mid-way, no 202 was sent) fails as interrupted. */
   abandonedAfterSeconds?: number;
 };
 
@@ -26,8 +26,13 @@ export type ImportRunner = { nudge(): void; stop(): Promise<void> };
 
 /** Chunks of one import read ahead of its next merge. */
 const READ_AHEAD = 2;
-/** How often an idle runner looks for abandoned uploads. */
-const SWEEP_MS = 60_000;
+/**
+ * An upload's server touches it every 10 s while it arrives; one untouched
+ * for this long lost its server. Runners look for such uploads every third of
+ * it, so one shows `failed` within four thirds of it (a minute) of its
+ * server's death.
+ */
+const STALE_UPLOAD_SECONDS = 45;
 /** Failures of the service's own (not the database's) before an import is failed. */
 const MOST_FAILURES = 5;
 
@@ -91,20 +96,19 @@ export function startImportRunner(deps: { db: Db; logger: Logger }, options: Imp
   }
 
   let lastSweep = 0;
+  const staleSeconds = options.abandonedAfterSeconds ?? STALE_UPLOAD_SECONDS;
 
   async function once(): Promise<boolean> {
-    const chunk = await claimChunk(deps.db, holder, options.leaseSeconds, READ_AHEAD);
-    if (!chunk) {
-      if (Date.now() - lastSweep >= SWEEP_MS) {
-        lastSweep = Date.now();
-        await dropAbandonedUploads(deps.db, options.abandonedAfterSeconds ?? 3600);
-      }
-      return inTransaction(deps.db, (trx) => startQueued(trx, options.perTeam));
+    if (Date.now() - lastSweep >= (staleSeconds * 1000) / 3) {
+      lastSweep = Date.now();
+      await failAbandonedUploads(deps.db, staleSeconds);
     }
+    const chunk = await claimChunk(deps.db, holder, options.leaseSeconds, READ_AHEAD);
+    if (!chunk) return inTransaction(deps.db, (trx) => startQueued(trx, options.perTeam));
     const id = `${chunk.import_id}:${chunk.seq}`;
     try {
       const started = performance.now();
-      const lines = read.get(id) ?? checkChunk(IMPORT_WRITES[chunk.kind], inflateRawSync(chunk.body), chunk.first_line, { country: chunk.country });
+      const lines = read.get(id) ?? checkChunk(IMPORT_WRITES[chunk.kind], { text: inflateRawSync(chunk.body), firstLine: chunk.first_line, gaps: chunk.gaps }, { country: chunk.country });
       const checked = performance.now();
       const outcome = await merge(chunk, lines);
       log.debug({ importId: chunk.import_id, chunk: chunk.seq, outcome, checkMs: Math.round(checked - started), mergeMs: Math.round(performance.now() - checked) }, "import chunk");
@@ -123,7 +127,7 @@ export function startImportRunner(deps: { db: Db; logger: Logger }, options: Imp
       if (isDatabaseUnavailable(error)) throw error;
       const failures = await chunkFailed(deps.db, chunk.import_id, chunk.seq, 2 ** Math.min(chunk.attempts, 6));
       log.error({ err: errorForLog(error), importId: chunk.import_id, chunk: chunk.seq, failures }, "import chunk failed");
-      if (failures >= MOST_FAILURES) await failImport(deps.db, chunk.import_id, "the service could not merge a chunk of the file; what was merged stays");
+      if (failures >= MOST_FAILURES) await failImport(deps.db, chunk.import_id);
       return true;
     }
   }

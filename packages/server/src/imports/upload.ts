@@ -2,8 +2,13 @@ import { Transform, type Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
 import { AppError } from "../errors.js";
 
-/** Whole lines of an import's file, as received: `lines` of them not blank, the first being the file's line `firstLine` (from 1). */
-export type ReceivedChunk = { seq: number; firstLine: number; lines: number; text: Buffer };
+/**
+ * Whole lines of an import's file, as received, blank ones left out: `lines`
+ * of them, the first being the file's line `firstLine` (from 1), and `gaps`
+ * where blank lines were left out (see `linesOf`). `text` is valid until the
+ * next chunk is asked for: the reader reuses its memory.
+ */
+export type ReceivedChunk = { seq: number; firstLine: number; lines: number; text: Buffer; gaps: number[] | null };
 
 export type UploadLimits = {
   /** The most bytes the file may hold, uncompressed. */
@@ -12,112 +17,267 @@ export type UploadLimits = {
   lineBytes: number;
   /** Records per chunk. */
   chunkLines: number;
+  /** Bytes per chunk: a chunk ends at the first line that reaches it, so it holds at most `chunkBytes + lineBytes`. */
+  chunkBytes: number;
 };
+
+/** How slow an upload may be before it is answered 408 (see `paced`). */
+export type UploadPace = {
+  /** The longest the client may send nothing while the service waits for it. */
+  silenceMs: number;
+  /** The least it must send, on average over each `windowMs` the service spends waiting for it. */
+  minBytesPerSecond: number;
+  windowMs: number;
+  /** The longest an upload may take in all, from its first byte read to its last. */
+  totalMs: number;
+};
+
+/**
+ * How often a receiving upload tells the database it is alive, for a staleness
+ * of `staleSeconds`: four and a half times in that span, so a slow statement
+ * or two never makes a live upload look dead.
+ */
+export const heartbeatOf = (staleSeconds: number) => Math.round((staleSeconds * 1000) / 4.5);
+
+/** Bytes as sent (compressed when sent so). */
+export type Received = { bytes: number };
+
+const isBlankByte = (byte: number | undefined) => byte === 0x20 || byte === 0x09 || byte === 0x0d;
 
 /** A line that holds nothing but spaces, tabs or a carriage return: skipped, still counted for line numbers. */
 export function isBlank(text: Buffer, start: number, end: number): boolean {
-  for (let i = start; i < end; i++) {
-    const byte = text[i];
-    if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) return false;
-  }
+  for (let i = start; i < end; i++) if (!isBlankByte(text[i])) return false;
   return true;
 }
 
+/** gzip's first two bytes: a body that starts with them was sent compressed. */
+const isGzip = (data: Buffer) => data[0] === 0x1f && data[1] === 0x8b;
+
 /**
  * The body of an upload, as the client sent it: gunzipped when sent with
- * `Content-Encoding: gzip`, and its bytes as sent counted in `received`.
+ * `Content-Encoding: gzip`, its bytes as sent counted in `received`. More
+ * bytes sent than the file may hold uncompressed (a gzip header that never
+ * ends, say) is a file too large: 413.
  */
-export function uploadBody(request: Readable, encoding: string | undefined, received: { bytes: number }): Readable {
+export function uploadBody(request: Readable, gzipped: boolean, received: Received, limitBytes: number): Readable {
+  // gzip adds a few bytes per 32 KiB stored; anything beyond that is not a file of the limit's size.
+  const mostSent = limitBytes + Math.ceil(limitBytes / 1024) + 64 * 1024;
   const counted = request.pipe(
     new Transform({
       transform(chunk: Buffer, _encoding, done) {
         received.bytes += chunk.length;
-        done(null, chunk);
+        done(received.bytes > mostSent ? new AppError("IMPORT_TOO_LARGE") : null, chunk);
       },
     }),
   );
   request.once("error", (error) => counted.destroy(error));
-  if (encoding === "gzip" || encoding === "x-gzip") {
-    const gunzip = createGunzip();
-    counted.once("error", (error) => gunzip.destroy(error));
-    // Its error reaches the reader (the upload then fails); nothing else need hear it.
-    gunzip.on("error", () => undefined);
-    return counted.pipe(gunzip);
+  if (!gzipped) return counted;
+  const gunzip = createGunzip();
+  counted.once("error", (error) => gunzip.destroy(error));
+  // Its error reaches the reader (the upload then fails); nothing else need hear it.
+  gunzip.on("error", () => undefined);
+  return counted.pipe(gunzip);
+}
+
+/**
+ * The body's data as the reader asks for it, cut with 408 when the client is
+ * too slow: when it sent nothing for `silenceMs`, or less than
+ * `minBytesPerSecond` over a window of `windowMs`, of the time the reader spent
+ * waiting for it; or when the upload has taken `totalMs` in all. The time the
+ * service spends on what it read (storing a chunk) is its own, never the
+ * client's: a client held back by the service is never cut for it.
+ */
+export async function* paced(body: Readable, received: Received, pace: UploadPace): AsyncGenerator<Buffer> {
+  const started = performance.now();
+  const iterator = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  let waitingSince: number | undefined;
+  let lastBytes = received.bytes;
+  let silentMs = 0;
+  let windowMs = 0;
+  let windowBytes = received.bytes;
+
+  /** Adds the time waited since the last look; true when the client is too slow. */
+  const tooSlow = (now: number): boolean => {
+    if (now - started >= pace.totalMs) return true;
+    if (waitingSince === undefined) return false;
+    const waited = now - waitingSince;
+    waitingSince = now;
+    if (received.bytes === lastBytes) silentMs += waited;
+    else {
+      lastBytes = received.bytes;
+      silentMs = 0;
+    }
+    if (silentMs >= pace.silenceMs) return true;
+    windowMs += waited;
+    if (windowMs < pace.windowMs) return false;
+    if (received.bytes - windowBytes < (pace.minBytesPerSecond * windowMs) / 1000) return true;
+    windowMs = 0;
+    windowBytes = received.bytes;
+    return false;
+  };
+  const timer = setInterval(() => {
+    if (tooSlow(performance.now())) body.destroy(new AppError("REQUEST_TIMEOUT"));
+  }, Math.max(10, Math.min(1_000, pace.silenceMs / 4, pace.windowMs / 4)));
+  try {
+    for (;;) {
+      waitingSince = performance.now();
+      const next = await iterator.next();
+      if (tooSlow(performance.now())) throw new AppError("REQUEST_TIMEOUT");
+      waitingSince = undefined;
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    clearInterval(timer);
   }
-  return counted;
 }
 
 /**
  * Reads an NDJSON stream as chunks of whole lines, holding at most one chunk
- * (and one line) in memory: the next is read only when the caller asks for it.
- * Past `limitBytes` uncompressed (a gzip bomb included), or a line over
- * `lineBytes`, it stops with 413.
+ * and the line in progress: `chunkBytes + lineBytes` at most, in one buffer
+ * reused from chunk to chunk, whatever the stream's own buffers were. Blank
+ * lines are never held: they are counted, and where a run of them was left
+ * out of a chunk its place and length go in the chunk's `gaps`. Past
+ * `limitBytes` uncompressed (a gzip bomb included), or a line over
+ * `lineBytes`, it stops with 413; a file that starts as gzip is refused (422).
  */
 export async function* chunksOf(body: AsyncIterable<Buffer>, limits: UploadLimits): AsyncGenerator<ReceivedChunk> {
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
+  const most = limits.chunkBytes + limits.lineBytes;
+  let held = Buffer.allocUnsafe(Math.min(64 * 1024, most));
+  let used = 0; // bytes of the chunk's whole lines and of the line in progress
   let seq = 0;
-  let line = 1; // the file's number of the next line to start
-  let chunkFirstLine = 1;
-  let chunkLines = 0;
-  let chunkParts: Buffer[] = [];
-  let chunkBytes = 0;
+  let line = 1; // the file's number of the line in progress
+  let lineBytes = 0; // its bytes so far, blank ones included
+  let inLine = false; // whether it holds more than blanks (its bytes are then being held)
+  let blankRun = 0; // blank lines since the chunk's last line
+  let firstLine = 1;
+  let lines = 0;
+  let gaps: number[] = [];
   let total = 0;
 
+  const tooLong = () => new AppError("IMPORT_TOO_LARGE", [{ path: `line ${line}`, message: `is over ${limits.lineBytes} bytes` }]);
+  const hold = (data: Buffer, start: number, end: number) => {
+    if (used + end - start > held.length) {
+      const grown = Buffer.allocUnsafe(Math.min(most, Math.max(held.length * 2, used + end - start)));
+      held.copy(grown, 0, 0, used);
+      held = grown;
+    }
+    used += data.copy(held, used, start, end);
+  };
+  /** The line in progress is whole: it joins the chunk, after the blank lines before it. */
+  const endLine = () => {
+    if (lines === 0) firstLine = line;
+    else if (blankRun > 0) gaps.push(lines, blankRun);
+    lines++;
+    blankRun = 0;
+    line++;
+    lineBytes = 0;
+    inLine = false;
+  };
   const take = (): ReceivedChunk => {
-    const chunk = { seq: seq++, firstLine: chunkFirstLine, lines: chunkLines, text: Buffer.concat(chunkParts, chunkBytes) };
-    chunkParts = [];
-    chunkBytes = 0;
-    chunkLines = 0;
-    chunkFirstLine = line;
+    const chunk = { seq: seq++, firstLine, lines, text: held.subarray(0, used), gaps: gaps.length > 0 ? gaps : null };
+    used = 0;
+    lines = 0;
+    gaps = [];
     return chunk;
   };
 
   for await (const data of body) {
+    if (total === 0 && isGzip(data)) {
+      throw new AppError("IMPORT_FILE_INVALID", [{ path: "", message: "the file is gzip-compressed: send it with `Content-Encoding: gzip` (once)" }]);
+    }
     total += data.length;
     if (total > limits.limitBytes) throw new AppError("IMPORT_TOO_LARGE");
     let start = 0;
-    for (let end = data.indexOf(10); end !== -1; end = data.indexOf(10, start)) {
-      const tail = data.subarray(start, end + 1);
-      const whole = pending.length === 0 ? tail : Buffer.concat([...pending, tail]);
-      pending = [];
-      pendingBytes = 0;
-      if (whole.length > limits.lineBytes) throw new AppError("IMPORT_TOO_LARGE", [{ path: `line ${line}`, message: `is over ${limits.lineBytes} bytes` }]);
-      chunkParts.push(whole);
-      chunkBytes += whole.length;
-      if (!isBlank(whole, 0, whole.length - 1)) chunkLines++;
-      line++;
-      start = end + 1;
-      if (chunkLines >= limits.chunkLines) yield take();
-    }
-    if (start < data.length) {
-      const rest = data.subarray(start);
-      pendingBytes += rest.length;
-      if (pendingBytes > limits.lineBytes) throw new AppError("IMPORT_TOO_LARGE", [{ path: `line ${line}`, message: `is over ${limits.lineBytes} bytes` }]);
-      // A copy: the stream may reuse its buffer.
-      pending.push(Buffer.from(rest));
+    while (start < data.length) {
+      if (!inLine) {
+        // Blanks are only counted: a file of newlines holds nothing.
+        let i = start;
+        for (; i < data.length; i++) {
+          const byte = data[i];
+          if (byte === 0x0a) {
+            blankRun++;
+            line++;
+            lineBytes = 0;
+          } else if (isBlankByte(byte)) {
+            if (++lineBytes > limits.lineBytes) throw tooLong();
+          } else break;
+        }
+        start = i;
+        if (start === data.length) break;
+        inLine = true;
+      }
+      const newline = data.indexOf(0x0a, start);
+      const end = newline === -1 ? data.length : newline + 1;
+      lineBytes += end - start;
+      if (lineBytes > limits.lineBytes) throw tooLong();
+      hold(data, start, end);
+      start = end;
+      if (newline === -1) break;
+      endLine();
+      if (lines >= limits.chunkLines || used >= limits.chunkBytes) yield take();
     }
   }
   // A last line without its newline.
-  if (pendingBytes > 0) {
-    const whole = Buffer.concat(pending, pendingBytes);
-    chunkParts.push(whole);
-    chunkBytes += whole.length;
-    if (!isBlank(whole, 0, whole.length)) chunkLines++;
-    line++;
-  }
-  if (chunkLines > 0) yield take();
+  if (inLine) endLine();
+  if (lines > 0) yield take();
 }
 
-/** The lines of a chunk, numbered as in the file, blank ones left out. */
-export function* linesOf(text: Buffer, firstLine: number): Generator<{ line: number; text: Buffer }> {
+/**
+ * The lines of a chunk, numbered as in the file: the blank lines left out
+ * (`gaps`: pairs of the index of the line they preceded and how many) are
+ * counted, and any blank line still in the text is skipped and counted.
+ */
+export function* linesOf(text: Buffer, firstLine: number, gaps: readonly number[] | null = null): Generator<{ line: number; text: Buffer }> {
   let line = firstLine;
   let start = 0;
+  let index = 0;
+  let gap = 0;
   while (start < text.length) {
     let end = text.indexOf(10, start);
     if (end === -1) end = text.length;
-    if (!isBlank(text, start, end)) yield { line, text: text.subarray(start, end) };
+    if (!isBlank(text, start, end)) {
+      if (gaps && gaps[gap] === index) {
+        line += gaps[gap + 1] ?? 0;
+        gap += 2;
+      }
+      yield { line, text: text.subarray(start, end) };
+      index++;
+    }
     line++;
     start = end + 1;
   }
+}
+
+/**
+ * Uploads a process receives at once (see `IMPORT_UPLOADS_AT_ONCE`): each
+ * takes a slot, and none is read without one. Counts the chunks stored too, for
+ * the metrics.
+ */
+export type UploadSlots = { take(): (() => void) | undefined; readonly busy: number; readonly chunks: number; stored(): void };
+
+export function uploadSlots(most: number): UploadSlots {
+  let busy = 0;
+  let chunks = 0;
+  return {
+    take() {
+      if (busy >= most) return undefined;
+      busy++;
+      let freed = false;
+      return () => {
+        if (freed) return;
+        freed = true;
+        busy--;
+      };
+    },
+    get busy() {
+      return busy;
+    },
+    get chunks() {
+      return chunks;
+    },
+    stored() {
+      chunks++;
+    },
+  };
 }

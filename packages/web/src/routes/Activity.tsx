@@ -300,7 +300,11 @@ function Imports({ storeId }: { storeId: number }) {
                   </td>
                   <td>
                     <span className={`badge ${row.status === "succeeded" ? "" : row.status}`}>{row.status}</span>
-                    {row.error && <div className="muted">{row.error}</div>}
+                    {row.error && (
+                      <div className="muted">
+                        {row.error_code && <code>{row.error_code}</code>} {row.error}
+                      </div>
+                    )}
                   </td>
                   <td>
                     <progress max={Math.max(1, row.lines)} value={row.processed} aria-label={`Import ${row.id} progress`} />{" "}
