@@ -340,6 +340,8 @@ export type ErrorCode =
   | "METHOD_NOT_ALLOWED"
   /** 503 Service unavailable */
   | "SERVICE_UNAVAILABLE"
+  /** 503 Service unavailable (this server holds as many request bodies as it may) */
+  | "SERVER_BUSY"
   /** 500 Internal server error */
   | "INTERNAL"
   /** 401 Admin token is missing */

@@ -7,7 +7,8 @@ import { isDatabaseUnavailable } from "./db/index.js";
 import { appRouter } from "./router.js";
 import { createDocsRouter } from "./api/docs.js";
 import { errorForLog, pathForLog } from "./logger.js";
-import { refuseTooLarge, sendErrorCode } from "./api/errors.js";
+import { lingerAfterAnswer, refuseTooLarge, sendErrorCode } from "./api/errors.js";
+import { bodyBudget } from "./api/body-budget.js";
 import { buildOpenApiDocument } from "./api/openapi.js";
 import { bearerToken, secretsEqual } from "./tenancy/api-key.js";
 import { isLocalAddress } from "./tenancy/auth.middleware.js";
@@ -17,7 +18,19 @@ import { isUpload } from "./api/http-server.js";
 import type { Metrics } from "./api/metrics.js";
 import type { RequestLog } from "./requests/request-log.service.js";
 
-export type AppOptions = { bodyLimitBytes: number; /** REST requests answer 503 past this. */ requestDeadlineMs?: number; /** The built web console; its pages are served when it exists. */ consoleDir?: string | undefined };
+export type AppOptions = {
+  bodyLimitBytes: number;
+  /** What the request bodies this process holds at once may weigh (see `bodyBudget`); unset: 128 MiB. */
+  bodyMemoryBytes?: number;
+  /** REST requests answer 503 past this. */
+  requestDeadlineMs?: number;
+  /** The built web console; its pages are served when it exists. */
+  consoleDir?: string | undefined;
+};
+
+/** The console's bodies are small JSON (64 KiB at most), parsed before they are weighed: taken at their worst. */
+const CONSOLE_BODY_LIMIT = 64 * 1024;
+const CONSOLE_BODY_FACTOR = 24;
 
 const REQUEST_ID = /^[\x20-\x7E]{1,128}$/;
 
@@ -126,6 +139,22 @@ export function createApp(services: AppServices, options: AppOptions): express.E
     refuseTooLarge(req, res);
   });
 
+  // Every body the service reads takes its share of the process's budget before a byte of it is read.
+  const bodies = bodyBudget(options.bodyMemoryBytes ?? 128 * 1024 * 1024);
+  app.use((req, res, next) => {
+    const hasBody = req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
+    if (!hasBody || isUpload(req)) return next();
+    const declared = Number(req.headers["content-length"] ?? Number.POSITIVE_INFINITY);
+    const share = API_PATHS.test(req.path)
+      ? Math.min(declared, options.bodyLimitBytes)
+      : req.path.startsWith(CONSOLE_API_PREFIX)
+        ? Math.min(declared, CONSOLE_BODY_LIMIT) * CONSOLE_BODY_FACTOR
+        : 0; // never read: dropped as it comes
+    if (bodies.hold(res, share)) return next();
+    lingerAfterAnswer(req);
+    sendErrorCode(res, "SERVER_BUSY", { "Retry-After": "1" });
+  });
+
   app.use((req, res, next) => {
     // A push stored as history says so, so it never passes unnoticed.
     if (isBackfill(req.headers["x-backfill"])) res.setHeader("X-Backfill", "true");
@@ -176,6 +205,7 @@ export function createApp(services: AppServices, options: AppOptions): express.E
     createRestRouter({
       appRouter,
       deadlineMs: options.requestDeadlineMs ?? 15_000,
+      bodies,
       createContext: (req, res, body) =>
         createContextInner(services, {
           requestId: String(res.locals.requestId),

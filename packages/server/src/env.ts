@@ -30,6 +30,8 @@ const envSchema = z.object({
   /** Unset: pretty in a terminal, JSON lines otherwise. */
   LOG_FORMAT: z.enum(["json", "pretty"]).optional(),
   BODY_LIMIT_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  /** What the request bodies a process holds at once may weigh in memory; past it, 503 server_busy. */
+  BODY_MEMORY_BYTES: z.coerce.number().int().min(1024 * 1024).default(128 * 1024 * 1024),
   RATE_LIMIT_REQUESTS: z.coerce.number().int().min(0).default(1000),
   RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).default(10),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
@@ -107,6 +109,7 @@ export type Env = {
   /** JSON lines for machines; pretty for a person at a terminal. */
   logFormat: "json" | "pretty";
   bodyLimitBytes: number;
+  bodyMemoryBytes: number;
   rateLimit: { requests: number; windowSeconds: number };
   shutdownTimeoutMs: number;
   seedDemo: boolean;
@@ -172,6 +175,7 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
     clusterWorkers: env.CLUSTER_WORKERS,
     logFormat: env.LOG_FORMAT ?? (process.stdout.isTTY ? "pretty" : "json"),
     bodyLimitBytes: env.BODY_LIMIT_BYTES,
+    bodyMemoryBytes: env.BODY_MEMORY_BYTES,
     rateLimit: { requests: env.RATE_LIMIT_REQUESTS, windowSeconds: env.RATE_LIMIT_WINDOW_SECONDS },
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     seedDemo: env.SEED_DEMO,

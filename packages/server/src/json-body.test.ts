@@ -19,7 +19,12 @@ describe("readJsonObject", () => {
   });
 
   it("accepts text that only looks like such an escape, and a well-formed pair", () => {
-    expect(read(String.raw`{"note":"C:\\u0000 and \\ud800","emoji":"\ud83d\ude00"}`)).toEqual({ value: { note: String.raw`C:\u0000 and \ud800`, emoji: "😀" } });
+    expect(read(String.raw`{"note":"C:\\u0000 and \\ud800","emoji":"\ud83d\ude00"}`)).toEqual({ value: { note: String.raw`C:\u0000 and \ud800`, emoji: "😀" }, weight: expect.any(Number) });
+  });
+
+  it("weighs a body by its bytes and its values, what parsing makes of it", () => {
+    const text = '{"a":[{},{},{}],"b":"xyz"}';
+    expect(read(text)).toMatchObject({ weight: 3 * text.length + 128 * 6 });
   });
 
   it("refuses nesting deeper than 32 levels, and takes 32", () => {

@@ -25,8 +25,9 @@ const MAYBE_UNSTORABLE = /\\u(?:0000|d[89a-f])/i;
  * failed write: NUL characters and lone surrogates (when `texts`), and nesting
  * deeper than any real payload needs.
  */
-function unstorable(value: unknown, path: Path, depth: number, texts: boolean, details: ErrorDetail[]): void {
+function unstorable(value: unknown, path: Path, depth: number, texts: boolean, details: ErrorDetail[], tally: { values: number }): void {
   if (details.length >= 20) return;
+  tally.values++;
   if (typeof value === "string") {
     const problem = texts ? unstorableText(value) : undefined;
     if (problem) details.push({ path: spelled(path), message: problem });
@@ -41,15 +42,25 @@ function unstorable(value: unknown, path: Path, depth: number, texts: boolean, d
     const field: Path = { key, parent: path };
     const problem = texts ? unstorableText(key) : undefined;
     if (problem) details.push({ path: spelled(field), message: problem });
-    unstorable((value as Record<string, unknown>)[key], field, depth + 1, texts, details);
+    unstorable((value as Record<string, unknown>)[key], field, depth + 1, texts, details, tally);
   }
 }
 
 /**
- * Reads the body the raw parser buffered as a JSON object. Its problems are
- * returned, not thrown: they are reported only after authorization.
+ * What a parsed body may take in memory at most, from its size and its count
+ * of values: the bytes as received and as text (up to two bytes a character),
+ * and 128 bytes a value, what V8 takes for an empty object in an array or a
+ * key of a large object, the costliest shapes (1 MiB of `[{},{},...]` takes
+ * 22 MiB). See `BODY_MEMORY_BYTES`.
  */
-export function readJsonObject(req: Request): { value: Record<string, unknown> } | { problem: AppError } {
+export const weightOf = (bytes: number, values: number) => 3 * bytes + 128 * values;
+
+/**
+ * Reads the body the raw parser buffered as a JSON object, with its weight (see
+ * `weightOf`). Its problems are returned, not thrown: they are reported only
+ * after authorization.
+ */
+export function readJsonObject(req: Request): { value: Record<string, unknown>; weight: number } | { problem: AppError } {
   const mediaType = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
   if (mediaType !== "application/json") return { problem: new AppError("UNSUPPORTED_MEDIA_TYPE") };
   const raw: unknown = req.body;
@@ -59,7 +70,9 @@ export function readJsonObject(req: Request): { value: Record<string, unknown> }
   } catch {
     return { problem: new AppError("MALFORMED_JSON") };
   }
-  return jsonObjectOf(text);
+  const tally = { values: 0 };
+  const read = jsonObjectOf(text, tally);
+  return "problem" in read ? read : { value: read.value, weight: weightOf(text.length, tally.values) };
 }
 
 /**
@@ -67,7 +80,7 @@ export function readJsonObject(req: Request): { value: Record<string, unknown> }
  * when the text is not JSON, a 422 when it is not an object or holds what
  * PostgreSQL cannot store.
  */
-export function jsonObjectOf(text: string): { value: Record<string, unknown> } | { problem: AppError } {
+export function jsonObjectOf(text: string, tally = { values: 0 }): { value: Record<string, unknown> } | { problem: AppError } {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -78,7 +91,7 @@ export function jsonObjectOf(text: string): { value: Record<string, unknown> } |
     return { problem: new AppError("VALIDATION_FAILED", [{ path: "", message: "must be a JSON object" }]) };
   }
   const details: ErrorDetail[] = [];
-  unstorable(value, undefined, 0, MAYBE_UNSTORABLE.test(text), details);
+  unstorable(value, undefined, 0, MAYBE_UNSTORABLE.test(text), details, tally);
   if (details.length > 0) return { problem: new AppError("VALIDATION_FAILED", details) };
   return { value: { ...(value as Record<string, unknown>) } };
 }

@@ -82,7 +82,7 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
           nudge: () => imports?.nudge(),
         },
       },
-      { bodyLimitBytes: env.bodyLimitBytes, consoleDir: env.console.dir, requestDeadlineMs: env.requestDeadlineMs },
+      { bodyLimitBytes: env.bodyLimitBytes, bodyMemoryBytes: env.bodyMemoryBytes, consoleDir: env.console.dir, requestDeadlineMs: env.requestDeadlineMs },
     );
 
     const server = createHttpServer(app, env.connections);

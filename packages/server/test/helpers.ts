@@ -100,6 +100,7 @@ export async function startTestServer(
   options: {
     rateLimit?: RateLimitOptions;
     bodyLimitBytes?: number;
+    bodyMemoryBytes?: number;
     database?: DatabaseHandle;
     /** Runs an automation worker in this process, as the server does by default. */
     worker?: Partial<WorkerOptions> & { provider?: MessagingProvider };
@@ -159,7 +160,7 @@ export async function startTestServer(
         nudge: () => imports?.nudge(),
       },
     },
-    { bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024, consoleDir: options.consoleDir, requestDeadlineMs: options.requestDeadlineMs },
+    { bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024, bodyMemoryBytes: options.bodyMemoryBytes, consoleDir: options.consoleDir, requestDeadlineMs: options.requestDeadlineMs },
   );
   const server = createHttpServer(app, { ...DEFAULT_CONNECTION_LIMITS, ...options.connections });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));

@@ -38,6 +38,7 @@ export const ERRORS = {
   NOT_FOUND: { status: 404, message: "Not found", code: "not_found", retry: false, meaning: "No such path." },
   METHOD_NOT_ALLOWED: { status: 405, message: "Method not allowed", code: "method_not_allowed", retry: false, meaning: "The path exists, not with this method: `Allow` lists those it takes." },
   SERVICE_UNAVAILABLE: { status: 503, message: "Service unavailable", code: "service_unavailable", retry: true, meaning: "The database could not be reached in time, or the request passed its deadline: retry after `Retry-After` seconds (the write may have been stored; upserts and `Idempotency-Key` make a retry safe)." },
+  SERVER_BUSY: { status: 503, message: "Service unavailable", code: "server_busy", retry: true, meaning: "This server holds as many request bodies as its memory allows at once: retry after `Retry-After` seconds. Nothing was read or stored." },
   INTERNAL: { status: 500, message: "Internal server error", code: "internal_error", retry: true, meaning: "Unexpected: quote the `X-Request-Id`. Retrying an upsert is safe." },
   ADMIN_TOKEN_MISSING: { status: 401, message: "Admin token is missing", code: "admin_token_missing", retry: false, meaning: "The operator API needs `Authorization: Bearer <ADMIN_TOKEN>`." },
   ADMIN_TOKEN_INVALID: { status: 401, message: "Invalid admin token", code: "invalid_admin_token", retry: false, meaning: "The operator token is wrong." },

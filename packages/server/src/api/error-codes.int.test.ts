@@ -104,9 +104,13 @@ const ELSEWHERE: Partial<Record<ErrorCode, string>> = {
   SERVICE_UNAVAILABLE: "hardening.test.ts (a request past its deadline) and the fault suite",
   IMPORT_NOT_FOUND: "imports.test.ts (another store's import)",
   IMPORT_FINISHED: "imports.test.ts (a cancelled import cancelled again)",
-  IMPORT_MEDIA_TYPE: "imports.test.ts (a file sent as JSON, or Brotli)",
-  IMPORT_FILE_INVALID: "imports.test.ts (CSV, another kind's records, no record, broken gzip)",
-  IMPORT_TOO_LARGE: "imports.test.ts (a file over the limit, a gzip bomb)",
+  IMPORT_MEDIA_TYPE: "imports.test.ts (a file sent as JSON)",
+  IMPORT_FILE_INVALID: "imports.test.ts (CSV, another kind's records, no record) and uploads.test.ts (gzip that is not, gzip unlabelled)",
+  IMPORT_TOO_LARGE: "imports.test.ts (a file over the limit, a gzip bomb) and upload-memory.test.ts (1,100 lines of 1 MB)",
+  UNSUPPORTED_CONTENT_ENCODING: "uploads.test.ts (br, deflate, gzip twice)",
+  UPLOADS_BUSY: "uploads.test.ts (an upload past those a process takes at once)",
+  UPLOAD_INTERRUPTED: "uploads.test.ts (an upload cut off mid-way: its import's error_code, as no client is left to read it)",
+  SERVER_BUSY: "body-budget.test.ts (a body that finds no room in the process's budget)",
 };
 /** The console's procedures answer in tRPC's own shape, not the API's envelope. */
 const CONSOLE: readonly ErrorCode[] = ["SIGN_IN_REQUIRED", "SIGN_IN_FAILED", "SIGN_IN_THROTTLED", "CROSS_SITE_REQUEST", "INVITATION_INVALID", "MEMBER_EXISTS", "ALREADY_MEMBER", "INVITATION_OTHER_ACCOUNT", "MEMBER_NOT_FOUND", "LAST_MEMBER"];

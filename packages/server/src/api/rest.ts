@@ -7,6 +7,7 @@ import type { AppError } from "../errors.js";
 import { TRPCError } from "@trpc/server";
 import { ReplayedResponse } from "../requests/idempotency.js";
 import { readJsonObject } from "../json-body.js";
+import type { BodyBudget } from "./body-budget.js";
 import { lingerAfterAnswer, sendError, sendErrorCode, toErrorResponse } from "./errors.js";
 
 type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
@@ -39,6 +40,8 @@ export type RestAdapterOptions = {
   onUnexpectedError: (error: unknown, req: Request, res: Response) => void;
   /** The longest a request may take before it is answered 503 (its work may still finish: upserts are safe to retry). */
   deadlineMs: number;
+  /** What the bodies held at once may weigh: a parsed body takes its weight from it. */
+  bodies: BodyBudget;
 };
 
 class DeadlineExceeded extends Error {}
@@ -85,7 +88,12 @@ export function createRestRouter(options: RestAdapterOptions): express.Router {
       const upload = route.contract?.upload !== undefined;
       let body: { value?: Record<string, unknown>; problem?: AppError; upload?: Request } = {};
       if (upload) body = { upload: req };
-      else if (BODY_METHODS.has(route.method)) body = readJsonObject(req);
+      else if (BODY_METHODS.has(route.method)) {
+        const read = readJsonObject(req);
+        // Weighed at once, before anything else may run: one unweighed body at a time, at most.
+        if ("weight" in read && !options.bodies.hold(res, read.weight)) return sendErrorCode(res, "SERVER_BUSY", { "Retry-After": "1" });
+        body = read;
+      }
       // Path parameters win over body fields of the same name. The body also goes alone in the
       // context: the shop API's body parser reads it there, never mixed with the path.
       const input: Record<string, unknown> = { ...(route.method === "GET" || upload ? req.query : body.value), ...req.params };
