@@ -1,9 +1,7 @@
-import fs from "node:fs";
-import http from "node:http";
-import { createGzip } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createTestDatabase, testDb } from "../../test/helpers.js";
 import { operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "../../test/processes.js";
+import { blankLines, longLines, MiB, peakMemoryOf, streamUpload, uploadMemoryBound, type Shop } from "../../test/uploads.js";
 
 // Each test starts processes: on a busy machine that takes longer (see PROCESS_START_TIMEOUT_MS).
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
@@ -14,25 +12,22 @@ vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_T
  * upload holds, the process stays within the bound docs/operations.md gives.
  */
 const ADMIN = "upload-memory-admin-token-0123456789";
-const MiB = 1024 * 1024;
-/** The defaults the bound is a formula of: uploads at once, chunk and line bytes, chunks merged at once. */
-const [UPLOADS, CHUNK, LINE, MERGING] = [4, MiB, MiB, 2];
-/** Above what the process held once started: docs/operations.md, "Memory". */
-const BOUND = UPLOADS * 3 * (CHUNK + LINE) + MERGING * 3 * 8 * (CHUNK + LINE) + 32 * MiB;
+const BOUND = uploadMemoryBound();
 
 const running: Proc[] = [];
 let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
 let env: Record<string, string>;
 let url: string;
-let shop: { storeId: number; key: string };
+let shop: Shop;
 let started: number;
 
-const peakOf = (proc: Proc) => Number(/VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${proc.child.pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
+const peakOf = (proc: Proc) => peakMemoryOf(proc.child.pid);
 
 async function startServer() {
   const proc = await startProcess("main.js", env);
   running.push(proc);
   url = proc.url ?? "";
+  if (shop) shop.url = url;
   return proc;
 }
 
@@ -43,58 +38,13 @@ beforeAll(async () => {
   const team = await operator(url, ADMIN, "POST", "/admin/v1/teams", { name: "Hostile" });
   const store = await operator(url, ADMIN, "POST", "/admin/v1/stores", { team_id: team.id, name: "Shop", country: "US" });
   const key = await operator(url, ADMIN, "POST", "/admin/v1/keys", { team_id: team.id, name: "uploads" });
-  shop = { storeId: store.id, key: key.key };
+  shop = { url, storeId: store.id, key: key.key };
   started = peakOf(running[0] as Proc);
 });
 afterAll(async () => {
   await stopAll(running);
   await database?.drop();
 });
-
-/** Streams what `pieces` makes as an upload (gzipped on the way when asked), as fast as the server reads it. */
-function upload(pieces: () => Iterable<string | Buffer>, options: { gzip?: boolean; dieAfter?: number } = {}) {
-  return new Promise<{ status: number; body: Record<string, unknown> }>((resolve) => {
-    const req = http.request(`${url}/api/v1/stores/${shop.storeId}/imports?kind=orders`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${shop.key}`, "Content-Type": "application/x-ndjson", ...(options.gzip ? { "Content-Encoding": "gzip" } : {}) },
-    });
-    req.on("response", (res) => {
-      let text = "";
-      res.on("data", (data: Buffer) => (text += data.toString()));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Record<string, unknown> }));
-    });
-    req.on("error", () => resolve({ status: 0, body: {} }));
-    const gzip = options.gzip ? createGzip({ level: 1 }) : undefined;
-    gzip?.pipe(req);
-    const into = gzip ?? req;
-    void (async () => {
-      let sent = 0;
-      for (const piece of pieces()) {
-        if (req.destroyed) return;
-        if (!into.write(piece)) await new Promise((resolve) => into.once("drain", resolve));
-        if (options.dieAfter !== undefined && ++sent >= options.dieAfter) return;
-      }
-      into.end();
-    })();
-  });
-}
-
-const order = (i: number, extra = "") => `{"external_id":"o-${i}","placed_at":"2024-01-01T00:00:00Z","total_price":1,"customer":{"external_id":"c-1","phone":"+14155550100"}${extra}}\n`;
-/** One order, then `mib` MiB of bare newlines. */
-const blankLines = (mib: number) =>
-  function* () {
-    yield order(1);
-    const newlines = Buffer.alloc(MiB, 10);
-    for (let i = 0; i < mib; i++) yield newlines;
-  };
-/** `count` orders of `bytes` each (a long note that the API ignores). */
-const longLines = (count: number, bytes: number) =>
-  function* () {
-    for (let i = 0; i < count; i++) {
-      const head = order(i, ',"note":"').slice(0, -2);
-      yield `${head}${"x".repeat(bytes - head.length - 3)}"}\n`;
-    }
-  };
 
 async function importsOf() {
   const res = await fetch(`${url}/api/v1/stores/${shop.storeId}/imports`, { headers: { Authorization: `Bearer ${shop.key}` } });
@@ -103,13 +53,13 @@ async function importsOf() {
 
 describe("hostile uploads against the built server", () => {
   it("a file of blank lines, gzipped or not, is its one record; 1,100 lines of 1 MB are 413; memory stays bounded", async () => {
-    const gzipped = await upload(blankLines(300), { gzip: true });
+    const gzipped = await streamUpload(shop, "orders", blankLines(300), { gzip: true });
     expect(gzipped.status).toBe(202);
     expect(gzipped.body).toMatchObject({ lines: 1 });
-    const plain = await upload(blankLines(200));
+    const plain = await streamUpload(shop, "orders", blankLines(200));
     expect(plain.status).toBe(202);
     expect(plain.body).toMatchObject({ lines: 1 });
-    const large = await upload(longLines(1100, 1_000_000), { gzip: true });
+    const large = await streamUpload(shop, "orders", longLines(1100, 1_000_000), { gzip: true });
     expect(large.status).toBe(413);
     expect(large.body).toMatchObject({ code: "import_too_large" });
     await expect.poll(async () => (await importsOf()).map((row) => row.status)).toEqual(["failed", "succeeded", "succeeded"]);
@@ -118,7 +68,7 @@ describe("hostile uploads against the built server", () => {
   });
 
   it("eight uploads of lines just under the limit at once: each answered, the server up, memory bounded", async () => {
-    const answers = await Promise.all(Array.from({ length: 8 }, () => upload(longLines(60, LINE - 64), { gzip: true })));
+    const answers = await Promise.all(Array.from({ length: 8 }, () => streamUpload(shop, "orders", longLines(60, MiB - 64), { gzip: true })));
     for (const { status } of answers) expect([202, 413, 503]).toContain(status);
     // Past the four a process takes at once, the rest were told to come back.
     expect(answers.filter(({ status }) => status === 503).length).toBeGreaterThan(0);
@@ -136,7 +86,7 @@ describe("hostile uploads against the built server", () => {
     };
     const chunksBefore = await storedChunks();
     // Two chunks' worth of lines, then nothing more: the upload stays open, receiving.
-    const cut = upload(longLines(5000, 400), { dieAfter: 2500 });
+    const cut = streamUpload(shop, "orders", longLines(5000, 400), { stopAfter: 2500 });
     await expect.poll(storedChunks).toBe(chunksBefore + 2);
     expect((await importsOf()).length).toBe(before);
     proc.child.kill("SIGKILL");

@@ -103,6 +103,25 @@ describe("an upload's pace", () => {
     }
   });
 
+  it("takes bytes read as progress when few are sent (a gzipped file of blank lines)", async () => {
+    // 64 KiB read for each byte sent, a piece every 5 ms: the bytes sent alone would be far under the rate.
+    const source = new PassThrough();
+    const received = { bytes: 0 };
+    let pieces = 0;
+    const feed = setInterval(() => {
+      received.bytes += 1;
+      if (++pieces > 80) source.end();
+      else source.write(Buffer.alloc(64 * 1024, 10));
+    }, 5);
+    let bytes = 0;
+    try {
+      for await (const data of paced(source, received, { ...pace, silenceMs: 10_000, windowMs: 100 })) bytes += data.length;
+    } finally {
+      clearInterval(feed);
+    }
+    expect(bytes).toBe(80 * 64 * 1024);
+  });
+
   it("never counts the time the service spends on what it read against the client", async () => {
     // Every piece is there at once; the reader takes longer than the silence allows over each.
     const pieces = Array.from({ length: 4 }, () => Buffer.alloc(4096, 0x20));

@@ -81,20 +81,23 @@ export function uploadBody(request: Readable, gzipped: boolean, received: Receiv
 
 /**
  * The body's data as the reader asks for it, cut with 408 when the client is
- * too slow: when it sent nothing for `silenceMs`, or less than
+ * too slow: when nothing came for `silenceMs`, or less than
  * `minBytesPerSecond` over a window of `windowMs`, of the time the reader spent
- * waiting for it; or when the upload has taken `totalMs` in all. The time the
- * service spends on what it read (storing a chunk) is its own, never the
- * client's: a client held back by the service is never cut for it.
+ * waiting for it; or when the upload has taken `totalMs` in all. Bytes count
+ * as sent or as read, whichever came faster (a gzipped file of blank lines
+ * sends little and reads much). The time the service spends on what it read
+ * (storing a chunk) is its own, never the client's: a client held back by the
+ * service is never cut for it.
  */
 export async function* paced(body: Readable, received: Received, pace: UploadPace): AsyncGenerator<Buffer> {
   const started = performance.now();
   const iterator = body[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  let read = 0;
   let waitingSince: number | undefined;
-  let lastBytes = received.bytes;
+  let last = { sent: received.bytes, read };
   let silentMs = 0;
   let windowMs = 0;
-  let windowBytes = received.bytes;
+  let windowStart = last;
 
   /** Adds the time waited since the last look; true when the client is too slow. */
   const tooSlow = (now: number): boolean => {
@@ -102,17 +105,17 @@ export async function* paced(body: Readable, received: Received, pace: UploadPac
     if (waitingSince === undefined) return false;
     const waited = now - waitingSince;
     waitingSince = now;
-    if (received.bytes === lastBytes) silentMs += waited;
+    if (received.bytes === last.sent && read === last.read) silentMs += waited;
     else {
-      lastBytes = received.bytes;
+      last = { sent: received.bytes, read };
       silentMs = 0;
     }
     if (silentMs >= pace.silenceMs) return true;
     windowMs += waited;
     if (windowMs < pace.windowMs) return false;
-    if (received.bytes - windowBytes < (pace.minBytesPerSecond * windowMs) / 1000) return true;
+    if (Math.max(received.bytes - windowStart.sent, read - windowStart.read) < (pace.minBytesPerSecond * windowMs) / 1000) return true;
     windowMs = 0;
-    windowBytes = received.bytes;
+    windowStart = { sent: received.bytes, read };
     return false;
   };
   const timer = setInterval(() => {
@@ -122,6 +125,7 @@ export async function* paced(body: Readable, received: Received, pace: UploadPac
     for (;;) {
       waitingSince = performance.now();
       const next = await iterator.next();
+      if (!next.done) read += next.value.length;
       if (tooSlow(performance.now())) throw new AppError("REQUEST_TIMEOUT");
       waitingSince = undefined;
       if (next.done) return;
