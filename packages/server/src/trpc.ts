@@ -26,12 +26,32 @@ export type ProcedureContract = {
    * parses it, applies no request deadline, and hands the procedure the request
    * itself (`ctx.upload`). Documented with this media type.
    */
-  upload?: { mediaType: string; description: string; example?: string };
+  upload?: { mediaType: string; description: string; example?: string; /** What it reads besides, from the query (and the path). */ query: z.ZodType };
   /** Answers a stream rather than one JSON value: the procedure returns `{ lines }`, sent one JSON value per line in this media type. */
   stream?: { mediaType: string; item: z.ZodType };
 };
 
 export type Meta = OpenApiMeta & { contract?: ProcedureContract };
+
+/** Each REST route's contract, as its procedure declared it (see `rest`). */
+const contracts = new Map<string, ProcedureContract>();
+const routeKey = (method: string, path: string) => `${method.toUpperCase()} ${path}`;
+
+/**
+ * A procedure's REST route and what it answers, declared beside it:
+ * `.meta(rest({ method, path, ... }, contract))`. tRPC keeps the route (the
+ * OpenAPI document is generated from it); the contract is kept here too, by
+ * route, so the REST adapter and the document read it back without reaching
+ * into tRPC's internals.
+ */
+export function rest(openapi: NonNullable<OpenApiMeta["openapi"]>, contract?: ProcedureContract): Meta {
+  if (!contract) return { openapi };
+  contracts.set(routeKey(openapi.method, openapi.path), contract);
+  return { openapi, contract };
+}
+
+/** The contract a route's procedure declared with `rest`. */
+export const contractOf = (method: string, path: string): ProcedureContract | undefined => contracts.get(routeKey(method, path));
 
 const t = initTRPC.meta<Meta>().context<Context>().create({
   // REST errors never reach a client through tRPC's transport (the REST adapter maps them); the

@@ -11,7 +11,7 @@ import {
 } from "@commerce-ingest/shared";
 import { z } from "zod";
 import { storeActivity } from "../automations/activity.js";
-import { router } from "../trpc.js";
+import { rest, router } from "../trpc.js";
 import { adminBodyProcedure, adminProcedure } from "../tenancy/auth.middleware.js";
 import * as accounts from "../accounts/member.service.js";
 import * as tenants from "../tenancy/tenant.service.js";
@@ -26,7 +26,7 @@ const tags = ["operator"];
 export const adminRouter = router({
   teams: router({
     create: adminBodyProcedure
-      .meta({ openapi: { method: "POST", path: "/admin/v1/teams", tags, summary: "Create a team" } })
+      .meta(rest({ method: "POST", path: "/admin/v1/teams", tags, summary: "Create a team" }))
       .input(teamCreateSchema)
       .output(teamSchema)
       .mutation(async ({ ctx, input }) => {
@@ -34,14 +34,14 @@ export const adminRouter = router({
         return tenants.createTeam(ctx.db, input.name);
       }),
     list: adminProcedure
-      .meta({ openapi: { method: "GET", path: "/admin/v1/teams", tags, summary: "List teams" } })
+      .meta(rest({ method: "GET", path: "/admin/v1/teams", tags, summary: "List teams" }))
       .input(z.object({}))
       .output(z.object({ data: z.array(teamSchema) }))
       .query(async ({ ctx }) => ({ data: await tenants.listTeams(ctx.db) })),
   }),
   stores: router({
     create: adminBodyProcedure
-      .meta({ openapi: { method: "POST", path: "/admin/v1/stores", tags, summary: "Create a store" } })
+      .meta(rest({ method: "POST", path: "/admin/v1/stores", tags, summary: "Create a store" }))
       .input(storeCreateSchema)
       .output(storeSchema)
       .mutation(async ({ ctx, input }) => {
@@ -51,7 +51,7 @@ export const adminRouter = router({
         return store;
       }),
     update: adminBodyProcedure
-      .meta({ openapi: { method: "PATCH", path: "/admin/v1/stores/{id}", tags, summary: "Rename, pause, resume or configure a store" } })
+      .meta(rest({ method: "PATCH", path: "/admin/v1/stores/{id}", tags, summary: "Rename, pause, resume or configure a store" }))
       .input(storeUpdateSchema.extend({ id: idParam }))
       .output(storeSchema)
       .mutation(async ({ ctx, input: { id, ...patch } }) => {
@@ -61,12 +61,12 @@ export const adminRouter = router({
         return store;
       }),
     list: adminProcedure
-      .meta({ openapi: { method: "GET", path: "/admin/v1/stores", tags, summary: "List stores" } })
+      .meta(rest({ method: "GET", path: "/admin/v1/stores", tags, summary: "List stores" }))
       .input(z.object({ team_id: idParam.optional() }))
       .output(z.object({ data: z.array(storeSchema) }))
       .query(async ({ ctx, input }) => ({ data: await tenants.listStores(ctx.db, input.team_id) })),
     activity: adminProcedure
-      .meta({ openapi: { method: "GET", path: "/admin/v1/stores/{id}/activity", tags, summary: "A store's recent automation runs and messages, newest first" } })
+      .meta(rest({ method: "GET", path: "/admin/v1/stores/{id}/activity", tags, summary: "A store's recent automation runs and messages, newest first" }))
       .input(z.object({ id: idParam, limit: z.coerce.number().int().min(1).max(500).default(50) }))
       .output(activitySchema)
       .query(async ({ ctx, input }) => {
@@ -76,7 +76,7 @@ export const adminRouter = router({
   }),
   invitations: router({
     create: adminBodyProcedure
-      .meta({ openapi: { method: "POST", path: "/admin/v1/invitations", tags, summary: "Invite a person to a team's console (a one-time link, valid 7 days)" } })
+      .meta(rest({ method: "POST", path: "/admin/v1/invitations", tags, summary: "Invite a person to a team's console (a one-time link, valid 7 days)" }))
       .input(z.object({ team_id: z.number().int().positive(), email: z.email().max(255) }))
       .output(invitationSchema)
       .mutation(async ({ ctx, input }) => {
@@ -89,7 +89,7 @@ export const adminRouter = router({
   }),
   keys: router({
     create: adminBodyProcedure
-      .meta({ openapi: { method: "POST", path: "/admin/v1/keys", tags, summary: "Create an API key (its value is shown once)" } })
+      .meta(rest({ method: "POST", path: "/admin/v1/keys", tags, summary: "Create an API key (its value is shown once)" }))
       .input(apiKeyCreateSchema)
       .output(createdApiKeySchema)
       .mutation(async ({ ctx, input }) => {
@@ -99,12 +99,12 @@ export const adminRouter = router({
         return key;
       }),
     list: adminProcedure
-      .meta({ openapi: { method: "GET", path: "/admin/v1/keys", tags, summary: "List a team's API keys (never their values)" } })
+      .meta(rest({ method: "GET", path: "/admin/v1/keys", tags, summary: "List a team's API keys (never their values)" }))
       .input(z.object({ team_id: idParam }))
       .output(z.object({ data: z.array(apiKeySchema) }))
       .query(async ({ ctx, input }) => ({ data: await tenants.listApiKeys(ctx.db, input.team_id) })),
     delete: adminProcedure
-      .meta({ openapi: { method: "DELETE", path: "/admin/v1/keys/{id}", tags, summary: "Delete an API key, effective on the next request" } })
+      .meta(rest({ method: "DELETE", path: "/admin/v1/keys/{id}", tags, summary: "Delete an API key, effective on the next request" }))
       .input(z.object({ id: idParam }))
       .output(z.void())
       .mutation(async ({ ctx, input }) => {

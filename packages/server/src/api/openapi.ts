@@ -190,7 +190,7 @@ export function buildOpenApiDocument(appRouter: AnyRouter, facts: GuideFacts = {
     }
     if (contract.upload) {
       // The file is the body; what the procedure reads besides comes in the query.
-      const query = Object.entries((createSchema(route.procedure._def.inputs[0] as never, { io: "input" }).schema as { properties?: Record<string, { description?: string; example?: unknown }> }).properties ?? {})
+      const query = Object.entries((createSchema(contract.upload.query, { io: "input" }).schema as { properties?: Record<string, { description?: string; example?: unknown }> }).properties ?? {})
         .filter(([name]) => !operation.parameters?.some((parameter) => parameter.name === name))
         .map(([name, schema]) => ({ in: "query", name, required: true, description: schema.description, schema, ...(schema.example !== undefined ? { example: schema.example } : {}) }));
       operation.parameters = [...(operation.parameters ?? []), ...query];

@@ -1,8 +1,9 @@
-import type { AnyProcedure, AnyRouter } from "@trpc/server";
+import type { AnyRouter } from "@trpc/server";
 import { once } from "node:events";
 import express, { type Request, type Response } from "express";
+import { generateOpenApiDocument } from "trpc-to-openapi";
 import type { Context } from "../context.js";
-import type { Meta, ProcedureContract } from "../trpc.js";
+import { contractOf, createCallerFactory, type ProcedureContract } from "../trpc.js";
 import type { AppError } from "../errors.js";
 import { TRPCError } from "@trpc/server";
 import { ReplayedResponse } from "../requests/idempotency.js";
@@ -16,22 +17,38 @@ export type RestRoute = {
   method: Method;
   /** The documented path, `{param}` style. */
   path: string;
+  /** The procedure's path in the router (`orders.create`). */
   procedurePath: string;
-  procedure: AnyProcedure;
-  /** What the procedure answers, as it declares it. */
+  /** What the procedure answers, as it declares it (see `rest`). */
   contract: ProcedureContract | undefined;
 };
 
 const BODY_METHODS = new Set<Method>(["POST", "PATCH", "PUT"]);
+const METHODS: readonly Method[] = ["GET", "POST", "PATCH", "PUT", "DELETE"];
 
-/** Every procedure that declares an OpenAPI method and path, in declaration order. */
+/**
+ * Every procedure that declares a REST route, from the OpenAPI document that
+ * trpc-to-openapi generates of the router (each operation's id is its
+ * procedure's path, dots as dashes), with the contract it declared: the
+ * adapter serves exactly what the document says.
+ */
 export function listRestRoutes(appRouter: AnyRouter): RestRoute[] {
-  const procedures = appRouter._def.procedures as Record<string, AnyProcedure>;
-  return Object.entries(procedures).flatMap(([procedurePath, procedure]) => {
-    const meta = procedure._def.meta as Meta | undefined;
-    const openapi = meta?.openapi;
-    return openapi && openapi.enabled !== false ? [{ method: openapi.method, path: openapi.path, procedurePath, procedure, contract: meta.contract }] : [];
-  });
+  const document = generateOpenApiDocument(appRouter, { title: "routes", version: "0", baseUrl: "/" });
+  return Object.entries(document.paths ?? {}).flatMap(([path, operations]) =>
+    METHODS.flatMap((method) => {
+      const operation = (operations as Record<string, { operationId?: string } | undefined>)[method.toLowerCase()];
+      if (!operation?.operationId) return [];
+      return [{ method, path, procedurePath: operation.operationId.replaceAll("-", "."), contract: contractOf(method, path) }];
+    }),
+  );
+}
+
+/** A procedure of the caller by its path (`orders.create`), as tRPC's server-side caller exposes it. */
+type Call = (input: unknown) => Promise<unknown>;
+function procedureOf(caller: object, procedurePath: string): Call {
+  let at: unknown = caller;
+  for (const key of procedurePath.split(".")) at = (at as Record<string, unknown>)[key];
+  return at as Call;
 }
 
 export type RestAdapterOptions = {
@@ -69,11 +86,13 @@ async function sendLines(res: Response, status: number, mediaType: string, lines
 /**
  * Serves each procedure on its documented method and path, with the contract's
  * envelope: the success status the procedure chose, `{ error, details? }` on
- * failure, 405 with `Allow` for a known path with another method.
+ * failure, 405 with `Allow` for a known path with another method. Procedures
+ * are called through tRPC's server-side caller, with the request's context.
  */
 export function createRestRouter(options: RestAdapterOptions): express.Router {
   const restRouter = express.Router();
   const routes = listRestRoutes(options.appRouter);
+  const createCaller = createCallerFactory(options.appRouter);
   /** Per Express path: the documented path (for logs) and the methods it answers. */
   const byPath = new Map<string, { documented: string; methods: Method[] }>();
 
@@ -101,8 +120,7 @@ export function createRestRouter(options: RestAdapterOptions): express.Router {
       const ctx = options.createContext(req, res, body);
       res.locals.context = ctx;
       try {
-        // The procedure itself, as tRPC's server-side caller calls it, without building a caller per request.
-        const call = route.procedure({ ctx, path: route.procedurePath, type: route.procedure._def.type, getRawInput: () => Promise.resolve(input), signal: undefined, batchIndex: 0 }) as Promise<unknown>;
+        const call = procedureOf(createCaller(ctx), route.procedurePath)(input);
         // An upload takes as long as its file takes to arrive; what it does after is bounded by the database's timeouts.
         const result = upload ? await call : await withDeadline(call, options.deadlineMs);
         // A status the procedure does not declare would be missing from the document: a bug to see in the logs.

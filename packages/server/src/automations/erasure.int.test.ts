@@ -59,7 +59,8 @@ describe("erased customers", () => {
         erased = true;
         return res.status;
       });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The erasure's statement is waiting for a lock (the contact the worker holds), as PostgreSQL itself says.
+      await expect.poll(async () => (await sql<{ waiting: number }>`select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(server.db)).rows[0]?.waiting).toBeGreaterThan(0);
       const [read] = [...(await findCustomersForSync(worker, [customer.id])).values()];
       // The erasure waits for the contact the worker holds: the worker still reads the customer as it was.
       expect(erased).toBe(false);

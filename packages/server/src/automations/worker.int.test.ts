@@ -14,12 +14,18 @@ withAutomationServer();
 
 describe("paused stores", () => {
   it("hold their automations until resumed", async () => {
-    const t = await newStore({ recovery_delay_seconds: 1 });
+    const [t, other] = [await newStore({ recovery_delay_seconds: 3600 }), await server.createTenant()];
     const body = checkout(newPhone());
     expect((await push("checkouts", body, t)).status).toBe(201);
     await tenants.updateStore(server.db, t.store.id, { paused: true });
-    // The recovery comes due while the store is paused: it waits.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // The recovery comes due while the store is paused, before anything else the worker has.
+    await server.db.updateTable("automation_jobs").set({ run_at: new Date(Date.now() - 3600_000) }).where("store_id", "=", t.store.id).execute();
+    // A later job of another store is run: the worker has been past the paused store's, and left it waiting.
+    const later = order(newPhone());
+    expect((await push("orders", later, other)).status).toBe(201);
+    server.worker?.nudge();
+    await settled(other.store.id);
+    expect(await messagesFor("post_purchase", later.external_id)).toHaveLength(1);
     expect((await jobsFor("checkout_recovery", body.external_id))[0]?.status).toBe("pending");
     await tenants.updateStore(server.db, t.store.id, { paused: false });
     server.worker?.nudge();

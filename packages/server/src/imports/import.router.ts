@@ -3,7 +3,7 @@ import { IMPORT_KINDS, importErrorSchema, importListSchema, importSchema, LIMITS
 import { z } from "zod";
 import { AppError } from "../errors.js";
 import { STORE_ERRORS, storeParams, storeProcedure } from "../records/procedures.js";
-import { router } from "../trpc.js";
+import { rest, router } from "../trpc.js";
 import type { Context } from "../context.js";
 import type { StoreContext } from "../tenancy/store-context.js";
 import * as repo from "./import.repository.js";
@@ -12,6 +12,7 @@ import { IMPORT_WRITES } from "./kinds.js";
 import { checkLine, type CheckedLine } from "./lines.js";
 import { chunksOf, linesOf, paced, uploadBody, type Received, type ReceivedChunk } from "./upload.js";
 
+const importQuery = storeParams.extend({ kind: z.enum(IMPORT_KINDS).meta({ description: "What each line holds: `orders`, `customers`, `checkouts` or `shipments`.", example: "orders" }) });
 const importParams = storeParams.extend({ import_id: z.coerce.number().int().positive().meta({ description: "The import's id", example: 42 }) });
 
 /** Lines of the file's start checked before anything is stored: a file that is not of its kind fails at once. */
@@ -161,8 +162,7 @@ const EXAMPLE_LINES = [
 
 export const importRouter = router({
   create: storeProcedure
-    .meta({
-      openapi: {
+    .meta(rest({
         method: "POST",
         path: "/api/v1/stores/{store_id}/imports",
         tags: ["imports"],
@@ -178,14 +178,12 @@ export const importRouter = router({
           "A server receives a few files at once (`IMPORT_UPLOADS_AT_ONCE`); past them it answers `503 uploads_busy` with `Retry-After`, before reading any. " +
           "A team runs a few imports at once (`IMPORTS_PER_TEAM`); the others wait, `queued`. It costs one request of the rate limit.",
         protect: true,
-      },
-      contract: {
+      }, {
         success: { 202: "Received whole: the import is queued. `Location` names it." },
         errors: [...STORE_ERRORS, "VALIDATION_FAILED", "IMPORT_MEDIA_TYPE", "UNSUPPORTED_CONTENT_ENCODING", "IMPORT_FILE_INVALID", "IMPORT_TOO_LARGE", "REQUEST_TIMEOUT", "UPLOAD_INTERRUPTED", "UPLOADS_BUSY"],
-        upload: { mediaType: "application/x-ndjson", description: "One record per line, as the kind's upsert body takes it (here, orders).", example: `${EXAMPLE_LINES}\n` },
-      },
-    })
-    .input(storeParams.extend({ kind: z.enum(IMPORT_KINDS).meta({ description: "What each line holds: `orders`, `customers`, `checkouts` or `shipments`.", example: "orders" }) }))
+        upload: { mediaType: "application/x-ndjson", description: "One record per line, as the kind's upsert body takes it (here, orders).", example: `${EXAMPLE_LINES}\n`, query: importQuery },
+      }))
+    .input(importQuery)
     .output<z.ZodType<object, object>>(importSchema)
     .mutation(async ({ ctx, input }) => {
       const created = await receive(ctx, input.kind);
@@ -195,10 +193,7 @@ export const importRouter = router({
     }),
 
   list: storeProcedure
-    .meta({
-      openapi: { method: "GET", path: "/api/v1/stores/{store_id}/imports", tags: ["imports"], summary: "The store's recent imports", description: `The store's ${LIST_LIMIT} latest imports, newest first.`, protect: true },
-      contract: { success: { 200: "The store's recent imports" }, errors: STORE_ERRORS },
-    })
+    .meta(rest({ method: "GET", path: "/api/v1/stores/{store_id}/imports", tags: ["imports"], summary: "The store's recent imports", description: `The store's ${LIST_LIMIT} latest imports, newest first.`, protect: true }, { success: { 200: "The store's recent imports" }, errors: STORE_ERRORS }))
     .input(storeParams)
     .output<z.ZodType<object, object>>(importListSchema)
     .query(async ({ ctx }) => {
@@ -207,33 +202,27 @@ export const importRouter = router({
     }),
 
   get: storeProcedure
-    .meta({
-      openapi: {
+    .meta(rest({
         method: "GET",
         path: "/api/v1/stores/{store_id}/imports/{import_id}",
         tags: ["imports"],
         summary: "An import's status and counts",
         description: "Poll it until `status` is `succeeded`, `failed` or `cancelled`. `processed` counts lines merged or refused; `records_per_second` the pace since it started.",
         protect: true,
-      },
-      contract: { success: { 200: "The import" }, errors: [...STORE_ERRORS, "IMPORT_NOT_FOUND"] },
-    })
+      }, { success: { 200: "The import" }, errors: [...STORE_ERRORS, "IMPORT_NOT_FOUND"] }))
     .input(importParams)
     .output<z.ZodType<object, object>>(importSchema)
     .query(async ({ ctx, input }) => toImport(await findOrThrow(ctx, input.import_id))),
 
   errors: storeProcedure
-    .meta({
-      openapi: {
+    .meta(rest({
         method: "GET",
         path: "/api/v1/stores/{store_id}/imports/{import_id}/errors",
         tags: ["imports"],
         summary: "An import's refused lines (NDJSON)",
         description: "One line per refused record, in file order: its line number, its `external_id`, and what a push of it alone would have answered (`status`, `code`, `error`, `details`).",
         protect: true,
-      },
-      contract: { success: { 200: "The refused lines, one JSON object per line" }, errors: [...STORE_ERRORS, "IMPORT_NOT_FOUND"], stream: { mediaType: "application/x-ndjson", item: importErrorSchema } },
-    })
+      }, { success: { 200: "The refused lines, one JSON object per line" }, errors: [...STORE_ERRORS, "IMPORT_NOT_FOUND"], stream: { mediaType: "application/x-ndjson", item: importErrorSchema } }))
     .input(importParams)
     .output<z.ZodType<object, object>>(z.looseObject({}))
     .query(async ({ ctx, input }) => {
@@ -242,17 +231,14 @@ export const importRouter = router({
     }),
 
   cancel: storeProcedure
-    .meta({
-      openapi: {
+    .meta(rest({
         method: "DELETE",
         path: "/api/v1/stores/{store_id}/imports/{import_id}",
         tags: ["imports"],
         summary: "Cancel an import",
         description: "Stops a queued or running import: the chunks not merged yet are dropped; what was merged stays merged. Answers the import, `cancelled`.",
         protect: true,
-      },
-      contract: { success: { 200: "Cancelled" }, errors: [...STORE_ERRORS, "IMPORT_NOT_FOUND", "IMPORT_FINISHED"] },
-    })
+      }, { success: { 200: "Cancelled" }, errors: [...STORE_ERRORS, "IMPORT_NOT_FOUND", "IMPORT_FINISHED"] }))
     .input(importParams)
     .output<z.ZodType<object, object>>(importSchema)
     .mutation(async ({ ctx, input }) => {

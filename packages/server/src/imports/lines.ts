@@ -2,7 +2,7 @@ import type { z } from "zod";
 import type { StoreContext } from "../tenancy/store-context.js";
 import { AppError } from "../errors.js";
 import { jsonObjectOf } from "../json-body.js";
-import { parseItem, refusal, type ParsedItem, type UpsertSpec } from "../records/procedures.js";
+import { parseItem, refusal, type ParsedItem, type UpsertSpec } from "../records/write-contract.js";
 import { linesOf } from "./upload.js";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });

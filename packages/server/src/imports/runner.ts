@@ -5,7 +5,7 @@ import { isDatabaseUnavailable } from "../db/index.js";
 import { inTransaction } from "../db/transaction.js";
 import type { Db } from "../db/types.js";
 import { errorForLog, type Logger } from "../logger.js";
-import { writeItems, type ItemResult } from "../records/procedures.js";
+import { writeItems, type ItemResult } from "../records/write-contract.js";
 import { chunkFailed, chunkMerged, claimChunk, failAbandonedUploads, failImport, lockImport, releaseChunk, startQueued, type ClaimedChunk, type LineRefusal } from "./import.repository.js";
 import { IMPORT_WRITES } from "./kinds.js";
 import { checkChunk, roundsOf, type CheckedLine } from "./lines.js";

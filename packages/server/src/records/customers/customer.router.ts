@@ -1,33 +1,9 @@
-import { customerInputSchema, customerPageSchema, customerRecordSchema, customerSchema } from "@commerce-ingest/shared";
+import { customerPageSchema, customerRecordSchema } from "@commerce-ingest/shared";
 import { z } from "zod";
-import { router } from "../../trpc.js";
-import { recordParams, STORE_ERRORS, storeProcedure, readProcedures, upsertSpec, writeProcedures } from "../procedures.js";
+import { rest, router } from "../../trpc.js";
+import { recordParams, STORE_ERRORS, storeProcedure, readProcedures, writeProcedures } from "../procedures.js";
 import * as customers from "./customer.service.js";
-
-export const customerUpsert = upsertSpec({
-  resource: "customers",
-  summary: "Create or update a customer",
-  description:
-    "Upserts on (store_id, external_id); without external_id the E.164 phone is the key. " +
-    "Fields present replace, absent fields keep their value, null clears. 201 when created, 200 when updated.",
-  body: customerInputSchema,
-  phonePaths: [["phone"]],
-  // The phone in national form: read in the store's country (a store in the US here).
-  example: {
-    external_id: "c-1001",
-    phone: "(415) 555-2671",
-    first_name: "Ada",
-    last_name: "Lovelace",
-    email: "ada@example.com",
-    locale: "en-US",
-    tags: ["vip", "newsletter"],
-    lifetime_value: 125050,
-    orders_count: 3,
-  },
-  output: customerSchema,
-  keyOf: customers.customerKey,
-  write: (call, bodies) => customers.upsertCustomers(call.db, call.store, bodies, call.options),
-});
+import { customerWrite } from "./customer.write.js";
 
 export const customerRouter = router({
   ...readProcedures({
@@ -37,10 +13,14 @@ export const customerRouter = router({
     page: customerPageSchema,
     read: customers.customerReadBack,
   }),
-  ...writeProcedures(customerUpsert),
+  ...writeProcedures(customerWrite, {
+    summary: "Create or update a customer",
+    description:
+      "Upserts on (store_id, external_id); without external_id the E.164 phone is the key. " +
+      "Fields present replace, absent fields keep their value, null clears. 201 when created, 200 when updated.",
+  }),
   delete: storeProcedure
-    .meta({
-      openapi: {
+    .meta(rest({
         method: "DELETE",
         path: "/api/v1/stores/{store_id}/customers/{external_id}",
         tags: ["customers"],
@@ -49,9 +29,7 @@ export const customerRouter = router({
           "Soft-deletes the customer and clears its personal fields; pending messages to it are cancelled. " +
           "Always 204, also for an unknown or already erased customer. A phone-keyed customer is named by its URL-encoded E.164 phone.",
         protect: true,
-      },
-      contract: { success: { 204: "Erased (or nothing to erase); no body" }, errors: STORE_ERRORS },
-    })
+      }, { success: { 204: "Erased (or nothing to erase); no body" }, errors: STORE_ERRORS }))
     .input(recordParams)
     .output(z.void())
     .mutation(async ({ ctx, input }) => {

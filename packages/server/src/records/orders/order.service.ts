@@ -6,7 +6,7 @@ import { AppError } from "../../errors.js";
 import { formatMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
 import { formatTimestamp } from "../../time.js";
-import { embeddingFields, writeEmbedding } from "../customers/customer.service.js";
+import { embeddingFields, writeEmbedding } from "../embedding.js";
 import { presentOnly, sharedOptionalColumns } from "../fields.js";
 import { embeddingRecord, readBack } from "../read-back.js";
 import * as repo from "./order.repository.js";
