@@ -6,7 +6,7 @@ import tseslint from "typescript-eslint";
 /** Frameworks and the HTTP layer: the business code (services, automations, repositories) never reaches for them. */
 const transport = [
   { group: ["express", "express/*"], message: "HTTP lives in http/: services and automations take plain values." },
-  { group: ["@trpc/*", "trpc-to-openapi"], message: "Procedures live in routers: services and automations never import tRPC." },
+  { group: ["@trpc/*", "trpc-to-openapi"], message: "Procedures live in routers: nothing below them imports tRPC." },
   { group: ["**/api/*", "**/api/**"], message: "The HTTP layer calls services, never the other way round." },
   { group: ["**/*.router.js", "**/trpc.js", "**/procedures.js"], message: "Routers call services, never the other way round." },
 ];
@@ -30,7 +30,15 @@ const LAYERS = [
 const COMPOSITION = { group: ["**/app.js", "**/server.js", "**/router.js", "**/seed.js", "**/bin/**", "**/cli/**"], message: "The composition root and entry points put the layers together; no layer imports them." };
 const serviceBan = { group: ["**/*.service.js"], message: "Repositories hold SQL only; services call them, never the other way round." };
 
-/** For each folder, its imports of the folders above it are refused; its services and automations also refuse the transport, its repositories services. */
+/** Folders whose code below their routers never reaches for HTTP or tRPC: a worker loads them without the web layer. */
+const PLAIN = new Set(["imports", "records", "automations", "db"]);
+/** Where procedures are declared: the routers, and the records' base procedures they are built from. */
+const ROUTERS = ["**/*.router.ts", "**/procedures.ts"];
+
+/**
+ * For each folder, its imports of the folders above it are refused; its services and automations also refuse the
+ * transport, its repositories services; and in imports/, records/, automations/ and db/ every file but a router.
+ */
 function serverLayers() {
   return LAYERS.flatMap(([folder], index) => {
     const above = LAYERS.slice(0, index).map(([name, holds]) => ({ group: [`**/${name}/**`], message: `${folder}/ sits below ${name}/ (${holds}): import downwards only.` }));
@@ -38,10 +46,11 @@ function serverLayers() {
     const files = (glob) => [`packages/server/src/${folder}/${glob}`];
     const rule = (patterns) => ({ "no-restricted-imports": ["error", { patterns }] });
     return [
-      { files: files("**/*.ts"), rules: rule(folder === "automations" ? [...boundaries, ...transport] : boundaries) },
+      { files: files("**/*.ts"), rules: rule(boundaries) },
+      ...(PLAIN.has(folder) ? [{ files: files("**/*.ts"), ignores: ROUTERS, rules: rule([...boundaries, ...transport]) }] : []),
       { files: files("**/*.service.ts"), rules: rule([...boundaries, ...transport]) },
       { files: files("**/*.repository.ts"), rules: rule([...boundaries, ...transport, serviceBan]) },
-    ].map((config) => ({ ...config, ignores: ["**/*.test.ts"] }));
+    ].map((config) => ({ ...config, ignores: ["**/*.test.ts", ...(config.ignores ?? [])] }));
   });
 }
 

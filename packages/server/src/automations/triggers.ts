@@ -1,13 +1,13 @@
 import { sql, type QueryCreator, type RawBuilder } from "kysely";
 import type { Database } from "../db/types.js";
 import { FLOW_DEFINITIONS } from "./flows/index.js";
-import type { FlowDefinition, TriggerOptions, TriggerStore, WriteShape } from "./flows/flow.js";
+import { WRITTEN, type FlowDefinition, type TriggerOptions, type TriggerStore, type WriteShape } from "./flows/flow.js";
 import { insertJobRows } from "./jobs.repository.js";
 
-export type { TriggerOptions, TriggerStore, WriteShape, WrittenTable } from "./flows/flow.js";
+export { WRITTEN, type TriggerOptions, type TriggerStore, type WriteShape, type WrittenTable } from "./flows/flow.js";
 
 /** Every flow; those fired by customers first, as customers are written before the records that carry them. */
-const FLOWS: readonly FlowDefinition[] = Object.values<FlowDefinition>(FLOW_DEFINITIONS).sort((a, b) => Number(b.trigger.on === "customer") - Number(a.trigger.on === "customer"));
+const FLOWS: readonly FlowDefinition[] = Object.values<FlowDefinition>(FLOW_DEFINITIONS).sort((a, b) => Number(b.trigger.on === WRITTEN.customers) - Number(a.trigger.on === WRITTEN.customers));
 
 /** One flow's jobs for the rows a write wrote: a select in `automation_jobs`' column order (see `insertJobRows`). */
 function jobRows(flow: FlowDefinition, store: TriggerStore, options: TriggerOptions): RawBuilder<unknown> {

@@ -4,7 +4,7 @@ import { SOME_ROWS } from "../../db/statement.js";
 import type { Database } from "../../db/types.js";
 import { formatMoney } from "../../money.js";
 import { cancelPendingRecoveries } from "../jobs.repository.js";
-import { defineFlow, ERASED, recipientOf, skip, type WriteShape } from "./flow.js";
+import { defineFlow, ERASED, recipientOf, skip, WRITTEN, type WriteShape } from "./flow.js";
 import { findCheckoutForRecovery, findCheckoutsForRecovery } from "./flow.repository.js";
 
 const ORDERED = "the customer placed an order after abandoning the checkout";
@@ -22,7 +22,7 @@ export const checkoutRecovery = defineFlow({
   // When a write moved the checkout into `abandoned` (or created it so), never for an abandoned checkout it merely
   // touched: once per abandonment, after the store's delay.
   trigger: {
-    on: "chk",
+    on: WRITTEN.checkouts,
     when: sql<boolean>`w.status = 'abandoned' and w.entered_abandoned`,
     oncePer: sql`w.abandonment_count`,
     customerId: sql<number>`w.customer_id`,
@@ -30,7 +30,7 @@ export const checkoutRecovery = defineFlow({
     afterRecoveryDelay: true,
   },
   // Cancelled when the checkout leaves `abandoned`, and when its customer (by contact) places an order after it.
-  cancels: { chk: cancelRecoveriesOfLeftCheckouts, ord: cancelRecoveriesForOrders },
+  cancels: { [WRITTEN.checkouts]: cancelRecoveriesOfLeftCheckouts, [WRITTEN.orders]: cancelRecoveriesForOrders },
   // Locked for update, as a push writing the checkout or its customer locks them: a recovery never decides on
   // what a push under way is changing. Run together, the checkouts pushes hold are left to their jobs run alone.
   load: findCheckoutsForRecovery,
@@ -169,5 +169,5 @@ export function cancelRecoveriesOfLeftCheckouts<DB extends Database>(qc: QueryCr
 function cancelRecoveriesForOrders(qc: QueryCreator<Database>, write: WriteShape) {
   const orders = write.orders ?? 1;
   if (write.alone) return cancelRecoveriesForOrderRows(qc);
-  return write.tables.includes("customer") ? cancelRecoveriesForOrdersWithCustomers(qc, orders) : cancelRecoveriesForWrittenOrders(qc, orders);
+  return write.tables.includes(WRITTEN.customers) ? cancelRecoveriesForOrdersWithCustomers(qc, orders) : cancelRecoveriesForWrittenOrders(qc, orders);
 }

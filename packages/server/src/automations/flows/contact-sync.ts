@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { z } from "zod";
-import { defineFlow, ERASED, skip } from "./flow.js";
+import { defineFlow, ERASED, skip, WRITTEN } from "./flow.js";
 import { findCustomersForSync, writeContactProfiles } from "./flow.repository.js";
 
 /** Keeps the messaging contact's profile (names, e-mail, locale, tags, lifetime value, orders) in step with the customer. */
@@ -11,7 +11,7 @@ export const contactSync = defineFlow({
   payload: z.object({ profile_version: z.number().int().positive() }),
   // When the write created the customer or changed a synced field: once per profile version.
   trigger: {
-    on: "customer",
+    on: WRITTEN.customers,
     when: sql<boolean>`w.profile_changed and w.external_id is not null`,
     oncePer: sql`w.profile_version`,
     customerId: sql<number>`w.id`,

@@ -12,10 +12,12 @@ export type TriggerOptions = { backfill: boolean };
 export type TriggerStore = { id: number; recoveryDelaySeconds?: number };
 
 /**
- * The rows a write statement wrote, each table's as a CTE the triggers read:
- * `customer` (customers), `ord` (orders), `chk` (checkouts), `ship` (shipments).
+ * The names a write statement gives the rows it wrote, each table's as a CTE
+ * the triggers read. A write names its CTE with these, and a flow fires `on`
+ * one of them: a rename is one change, and the compiler holds both sides to it.
  */
-export type WrittenTable = "customer" | "ord" | "chk" | "ship";
+export const WRITTEN = { customers: "customer", orders: "ord", checkouts: "chk", shipments: "ship" } as const;
+export type WrittenTable = (typeof WRITTEN)[keyof typeof WRITTEN];
 
 /** How a write statement wrote: the tables it wrote, how many orders, and whether it is one order's push alone. */
 export type WriteShape = { tables: readonly WrittenTable[]; orders?: number; alone?: boolean };

@@ -2,7 +2,7 @@ import { sql } from "kysely";
 import { z } from "zod";
 import { formatMoney } from "../../money.js";
 import { formatTimestamp } from "../../time.js";
-import { defineFlow, messageTo, skip } from "./flow.js";
+import { defineFlow, messageTo, skip, WRITTEN } from "./flow.js";
 import { findOrdersForMessage } from "./flow.repository.js";
 
 /** Thanks the customer for an order: once per order, when it is created. */
@@ -11,7 +11,7 @@ export const postPurchase = defineFlow({
   recordType: "order",
   payload: z.object({}),
   // When the write created the order (an update never does): once per order.
-  trigger: { on: "ord", when: sql<boolean>`w.inserted`, oncePer: null, customerId: sql<number>`w.customer_id`, payload: sql`'{}'::jsonb` },
+  trigger: { on: WRITTEN.orders, when: sql<boolean>`w.inserted`, oncePer: null, customerId: sql<number>`w.customer_id`, payload: sql`'{}'::jsonb` },
   load: findOrdersForMessage,
   decideFrom: (row) => {
     if (!row) return skip("the order no longer exists");

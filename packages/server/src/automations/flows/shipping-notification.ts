@@ -1,7 +1,7 @@
 import { shipmentStatusSchema } from "@commerce-ingest/shared";
 import { sql } from "kysely";
 import { z } from "zod";
-import { defineFlow, messageTo, skip } from "./flow.js";
+import { defineFlow, messageTo, skip, WRITTEN } from "./flow.js";
 import { findShipmentsForMessage } from "./flow.repository.js";
 
 /** Tells the customer where their parcel is: once per (shipment, status). */
@@ -13,7 +13,7 @@ export const shippingNotification = defineFlow({
   // When the write created the shipment or changed its status: going back to a status already announced finds
   // its key taken, so once per (shipment, status). The message goes to the customer of the shipment's order.
   trigger: {
-    on: "ship",
+    on: WRITTEN.shipments,
     when: sql<boolean>`w.status_changed`,
     oncePer: sql`coalesce(w.status, 'none')`,
     customerId: sql<number>`(select o.customer_id from orders as o where o.id = w.order_id)`,

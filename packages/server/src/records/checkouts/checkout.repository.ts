@@ -1,6 +1,6 @@
 import type { CheckoutStatus } from "@commerce-ingest/shared";
 import { sql } from "kysely";
-import { withTriggers } from "../../automations/triggers.js";
+import { withTriggers, WRITTEN } from "../../automations/triggers.js";
 import { arrayColumns, carriedColumns, mergedColumns, notStaleFor, now, overTables, rowValues, unnestRows, upsertRecords, wasInserted, written, writtenRows } from "../../db/sql.js";
 import { statement, type ValueOf } from "../../db/statement.js";
 import { EMBEDDING_TYPES, embedding, type EmbeddingToWrite, type EmbeddingValues } from "../customers/customer.repository.js";
@@ -35,13 +35,13 @@ const writeCheckoutsStatement = statement(
     // A new checkout starts abandoned (see `checkoutMerge`).
     const abandoned = [sql`${store.id}::bigint`, sql`'abandoned'`];
     const rows = unnestRows(abandoned, arrayColumns(value, checkoutTypes, columns, (args) => args.records, records.length === 1), link);
-    const chk = base.with("chk", (qc) =>
+    const chk = base.with(WRITTEN.checkouts, (qc) =>
       upsertRecords(qc, "checkouts", ["store_id", "status", ...columns, ...linked], rows, checkoutMerge([...carriedColumns(records), ...linked]))
         .returningAll()
         .returning(wasInserted.as("inserted")),
     );
-    return withTriggers(chk, { tables: [...tables, "chk"] }, store, { backfill: value((args) => args.backfill) })
-      .selectFrom(writtenRows<CheckoutRow & { inserted: boolean }, CheckoutsToWrite>(value, "chk", (args) => args.records.length))
+    return withTriggers(chk, { tables: [...tables, WRITTEN.checkouts] }, store, { backfill: value((args) => args.backfill) })
+      .selectFrom(writtenRows<CheckoutRow & { inserted: boolean }, CheckoutsToWrite>(value, WRITTEN.checkouts, (args) => args.records.length))
       .selectAll();
   },
 );
@@ -97,7 +97,7 @@ const updateCheckoutStatement = statement(
     const set = rowValues(value, { ...checkoutTypes, status: "text" }, columns, (args) => args.changes);
     // Entering `abandoned` from another state is a new abandonment (the right-hand `status` is the stored one).
     const entering = columns.includes("status") ? sql<boolean>`(${value((args) => args.changes.status)}::text = 'abandoned' and status <> 'abandoned')` : sql<boolean>`false`;
-    const written = db.with("chk", (qc) =>
+    const written = db.with(WRITTEN.checkouts, (qc) =>
         overTables(qc)
           .updateTable("checkouts")
           .set({
@@ -111,8 +111,8 @@ const updateCheckoutStatement = statement(
           .where(notStaleFor(columns.includes("source_updated_at") ? value((args) => args.changes.source_updated_at) : undefined))
           .returningAll(),
       );
-    return withTriggers(written, { tables: ["chk"] }, store, options)
-      .selectFrom("chk")
+    return withTriggers(written, { tables: [WRITTEN.checkouts] }, store, options)
+      .selectFrom(WRITTEN.checkouts)
       .selectAll();
   },
 );

@@ -2,7 +2,7 @@ import { sql, type QueryCreator, type RawBuilder } from "kysely";
 import { statement, type ValueOf } from "../../db/statement.js";
 import type { CustomerRow, Database, Executor, Trx } from "../../db/types.js";
 import { writtenRows, arrayParameter, type ArrayColumn, linkedByKey, written, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted } from "../../db/sql.js";
-import { withTriggers } from "../../automations/triggers.js";
+import { withTriggers, WRITTEN } from "../../automations/triggers.js";
 import { inWindow, type PageWindow } from "../../db/pages.js";
 import { LockOrderConflict } from "../../db/transaction.js";
 import type { SharedOptionalColumns } from "../fields.js";
@@ -71,13 +71,13 @@ export async function writeCustomers(db: Executor, push: CustomersToWrite & { ba
 const writeCustomersStatement = statement(
   (db, value: ValueOf<CustomersToWrite & { backfill: boolean; strict: boolean }>, { writes }) =>
     withCustomerSyncs(db, value, fieldsOf(writes), writes.length === 1)
-      .selectFrom(writtenRows<CustomerRow & { inserted: boolean }, CustomersToWrite & { strict: boolean }>(value, "customer", (args) => args.writes.length))
+      .selectFrom(writtenRows<CustomerRow & { inserted: boolean }, CustomersToWrite & { strict: boolean }>(value, WRITTEN.customers, (args) => args.writes.length))
       .selectAll(),
 );
 
 /** `withCustomers` with what the customers written trigger (see `withTriggers`). */
 function withCustomerSyncs<A extends CustomersToWrite & { backfill: boolean }>(db: Executor, value: ValueOf<A>, columns: readonly (keyof CustomerFields)[], one: boolean) {
-  return withTriggers(withCustomers(db, value, columns, one), { tables: ["customer"] }, { id: value((args) => args.storeId) }, { backfill: value((args) => args.backfill) });
+  return withTriggers(withCustomers(db, value, columns, one), { tables: [WRITTEN.customers] }, { id: value((args) => args.storeId) }, { backfill: value((args) => args.backfill) });
 }
 
 /**
@@ -131,7 +131,7 @@ export function withCustomers<A extends CustomersToWrite>(db: Executor, value: V
         .onConflict((oc) => oc.columns(["store_id", "phone"]).doUpdateSet({ synced_at: (eb) => eb.ref("contacts.synced_at") }))
         .returning(["id", "phone"]),
     )
-    .with("customer", (qb) =>
+    .with(WRITTEN.customers, (qb) =>
       qb
         .insertInto("customers")
         .columns(["store_id", ...keyColumns, ...columns, "contact_id"])
@@ -166,7 +166,7 @@ export function withCustomers<A extends CustomersToWrite>(db: Executor, value: V
         // Only a write that created the customer or changed its profile (the phone is part of it) can bring a new contact.
         .expression((eb) =>
           eb
-            .selectFrom("customer")
+            .selectFrom(WRITTEN.customers)
             .innerJoin("contact", "contact.phone", "customer.phone")
             .select(["customer.id", "contact.id as contact_id"])
             .where("customer.profile_changed", "=", sql.lit(true)),
@@ -222,9 +222,9 @@ export type EmbeddingToWrite<Values> = {
  * SQL only (the link by key, the triggers): kysely needs not know them.
  */
 export function embedding<A extends EmbeddingToWrite<object>>(db: Executor, value: ValueOf<A>, writes: readonly CustomerWrite[] | undefined) {
-  if (writes === undefined) return { base: db as QueryCreator<Database>, linked: [] as "customer_id"[], link: {}, tables: [] as "customer"[] };
+  if (writes === undefined) return { base: db as QueryCreator<Database>, linked: [] as "customer_id"[], link: {}, tables: [] as Array<typeof WRITTEN.customers> };
   const base = withCustomers(db, value as ValueOf<A & CustomersToWrite>, fieldsOf(writes), writes.length === 1) as unknown as QueryCreator<Database>;
-  return { base, linked: ["customer_id" as const], link: linkedByKey(value((args) => args.customerKeys), "customer"), tables: ["customer" as const] };
+  return { base, linked: ["customer_id" as const], link: linkedByKey(value((args) => args.customerKeys), WRITTEN.customers), tables: [WRITTEN.customers] };
 }
 
 /** True when a synced field the write carries differs from the stored one. */

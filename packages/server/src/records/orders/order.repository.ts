@@ -1,6 +1,6 @@
 import { sql, type Selectable } from "kysely";
 import { arrayColumns, carriedColumns, mergedColumns, notStaleFor, now, rowValues, unnestRows, upsertRecords, wasInserted, written, writtenRows } from "../../db/sql.js";
-import { withTriggers } from "../../automations/triggers.js";
+import { withTriggers, WRITTEN } from "../../automations/triggers.js";
 import { EMBEDDING_TYPES, embedding, type EmbeddingToWrite, type EmbeddingValues } from "../customers/customer.repository.js";
 import { statement, type ValueOf } from "../../db/statement.js";
 import type { Executor, OrderTable } from "../../db/types.js";
@@ -44,14 +44,14 @@ const writeOrdersStatement = statement(
     const store = { id: value((args) => args.storeId) };
     const { base, linked, link, tables } = embedding(db, value, writes);
     const rows = unnestRows([sql`${store.id}::bigint`], arrayColumns(value, orderTypes, columns, (args) => args.records, records.length === 1), link);
-    const ord = base.with("ord", (qc) =>
+    const ord = base.with(WRITTEN.orders, (qc) =>
       upsertRecords(qc, "orders", ["store_id", ...columns, ...linked], rows, mergedColumns("orders", [...carriedColumns(records), ...linked]))
         .returning(WRITTEN_ORDER)
         .returning(wasInserted.as("inserted")),
     );
     const alone = writes !== undefined && records.length === 1;
-    return withTriggers(ord, { tables: [...tables, "ord"], orders: records.length, alone }, store, { backfill: value((args) => args.backfill) })
-      .selectFrom(writtenRows<WrittenOrderRow, OrdersToWrite>(value, "ord", (args) => args.records.length))
+    return withTriggers(ord, { tables: [...tables, WRITTEN.orders], orders: records.length, alone }, store, { backfill: value((args) => args.backfill) })
+      .selectFrom(writtenRows<WrittenOrderRow, OrdersToWrite>(value, WRITTEN.orders, (args) => args.records.length))
       .selectAll();
   },
 );

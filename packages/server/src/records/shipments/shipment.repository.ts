@@ -1,6 +1,6 @@
 import type { ShipmentStatus } from "@commerce-ingest/shared";
 import { sql, type QueryCreator } from "kysely";
-import { withTriggers } from "../../automations/triggers.js";
+import { withTriggers, WRITTEN } from "../../automations/triggers.js";
 import { arrayColumns, carriedColumns, linkedByKey, mergedColumns, unnestRows, upsertRecords, wasInserted, written, writtenRows } from "../../db/sql.js";
 import { statement, type ValueOf } from "../../db/statement.js";
 import type { Database, Executor, ShipmentRow, Trx } from "../../db/types.js";
@@ -78,7 +78,7 @@ const writeShipmentsStatement = statement(
     const found = orderExternalIds !== undefined;
     const orderId = found ? (["order_id"] as const) : [];
     const base: QueryCreator<Database> = found
-      ? (db.with("ord", (qc) =>
+      ? (db.with("linked_order", (qc) =>
           qc
             .selectFrom("orders")
             .select(["id", "customer_id", "external_id"])
@@ -91,15 +91,15 @@ const writeShipmentsStatement = statement(
     const rows = unnestRows(
       [sql`${storeId}::bigint`],
       arrayColumns(value, shipmentTypes, columns, (args) => args.shipments, shipments.length === 1),
-      found ? linkedByKey(value((args) => args.orderExternalIds), "ord") : {},
+      found ? linkedByKey(value((args) => args.orderExternalIds), "linked_order") : {},
     );
-    const written = base.with("ship", (qc) =>
+    const written = base.with(WRITTEN.shipments, (qc) =>
       upsertRecords(qc, "shipments", ["store_id", ...columns, ...orderId], rows, shipmentMerge([...carriedColumns(shipments), ...orderId]))
         .returningAll()
         .returning(wasInserted.as("inserted")),
     );
-    return withTriggers(written, { tables: ["ship"] }, { id: storeId }, { backfill: value((args) => args.backfill) })
-      .selectFrom(writtenRows<ShipmentRow & { inserted: boolean }, ShipmentsToWrite>(value, "ship", (args) => args.shipments.length))
+    return withTriggers(written, { tables: [WRITTEN.shipments] }, { id: storeId }, { backfill: value((args) => args.backfill) })
+      .selectFrom(writtenRows<ShipmentRow & { inserted: boolean }, ShipmentsToWrite>(value, WRITTEN.shipments, (args) => args.shipments.length))
       .selectAll();
   },
 );
