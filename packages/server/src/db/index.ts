@@ -8,7 +8,7 @@ import { Kysely, PGliteDialect, PostgresDialect } from "kysely";
 import pg from "pg";
 import type { Database, Db } from "./types.js";
 import { DataDirLock } from "./lock.js";
-import { prepareRepeated, prepareRepeatedEmbedded } from "./prepared.js";
+import { preparingPGlite, preparingPool } from "./prepared.js";
 
 export { isStalePlan, retries } from "./prepared.js";
 
@@ -148,11 +148,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     // clients report through the pool, clients in use through their own listener; either
     // way the query in flight fails and the request answers 503.
     pool.on("error", () => {});
-    pool.on("connect", (client) => {
-      client.on("error", () => {});
-      prepareRepeated(client);
-    });
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    pool.on("connect", (client) => client.on("error", () => {}));
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
     const withoutTimeouts = async <T>(work: (db: Db) => Promise<T>): Promise<T> => {
       const unbounded = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: options.url, max: 1, types: pgTypes, application_name: "commerce-ingest-migrate" }) }) });
       try {
@@ -173,8 +170,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
       parsers: { [INT8]: (value: string) => Number(value), [NUMERIC]: (value: string) => value },
       startParams: EMBEDDED_START_PARAMS,
     });
-    prepareRepeatedEmbedded(pglite);
-    const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
+    const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite: preparingPGlite(pglite) }) });
     return {
       db,
       kind: "embedded",

@@ -1,5 +1,6 @@
 import { parse, protocol, type PGlite, type QueryOptions, type Results, type Transaction } from "@electric-sql/pglite";
-import type pg from "pg";
+import type { PGlite as KyselyPGlite, PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from "kysely";
+import pg from "pg";
 
 /** The most statements one connection (or the embedded database) keeps prepared, and the most parameters a prepared one takes. */
 const PREPARED_PER_CONNECTION = 200;
@@ -24,19 +25,42 @@ const worthPreparing = (text: string, parameters: number, prepared: number): boo
  */
 export const retries = { deadlock: 0, serialization: 0, stale_plan: 0, timeout: 0, lock_order: 0 };
 
+/** What a connection has prepared: each statement's name by its text, and whether a transaction is open on it. */
+type Prepared = { names: Map<string, string>; next: number; inTransaction: boolean };
+
 /**
  * Has PostgreSQL plan each statement the service repeats once per connection
- * (a named prepared statement) instead of at every run: planning is most of
- * the cost of a push's statement. Only statements whose text repeats get a
- * name (see `worthPreparing`); the others are planned each time, as before.
+ * (a named prepared statement, through `pg`'s own query config `{ name, text,
+ * values }`) instead of at every run: planning is most of the cost of a push's
+ * statement. Only statements whose text repeats get a name (see
+ * `worthPreparing`); the others are planned each time.
+ *
+ * The pool kysely is given (its `PostgresPool` interface): each connection it
+ * takes is the pool's own, seen through a `PostgresPoolClient` that names the
+ * statements; nothing of `pg` is changed, and other users of the pool (the
+ * rate limiter, LISTEN) query it as they always do.
  *
  * A statement whose tables changed shape under it (a migration by a newer
  * process) is prepared anew at its next run. Outside a transaction, the run
  * that found it stale is retried here at once; inside one, the transaction
  * failed with it and is retried whole by `inTransaction`.
  */
-export function prepareRepeated(client: pg.PoolClient): void {
-  const own = client.query.bind(client) as (...args: unknown[]) => unknown;
+export function preparingPool(pool: pg.Pool): PostgresPool {
+  const prepared = new WeakMap<pg.PoolClient, Prepared>();
+  return {
+    Client: pg.Client,
+    options: pool.options,
+    async connect() {
+      const client = await pool.connect();
+      let state = prepared.get(client);
+      if (!state) prepared.set(client, (state = { names: new Map(), next: 0, inTransaction: false }));
+      return preparingClient(client, state);
+    },
+    end: () => pool.end(),
+  };
+}
+
+function preparingClient(client: pg.PoolClient, state: Prepared): PostgresPoolClient {
   /**
    * A statement whose answer did not come in time (the client's read timeout:
    * a frozen or unreachable server) leaves the connection in a state the
@@ -44,45 +68,49 @@ export function prepareRepeated(client: pg.PoolClient): void {
    * still be open on it. Such a connection is closed, so that no later
    * request runs its statements on it; the pool replaces it.
    */
-  const query = (...args: unknown[]): unknown => {
-    const result = own(...args);
-    if (result instanceof Promise) {
-      result.catch((error: unknown) => {
-        if (error instanceof Error && /Query read timeout/i.test(error.message)) void client.end().catch(() => {});
-      });
-    }
-    return result;
-  };
-  const names = new Map<string, string>();
-  let next = 0;
-  let inTransaction = false;
+  const closingOnReadTimeout = <T>(result: Promise<T>): Promise<T> =>
+    result.catch((error: unknown) => {
+      if (error instanceof Error && /Query read timeout/i.test(error.message)) void client.end().catch(() => {});
+      throw error;
+    });
   /** The statement's name: known, or new when there is room and its text repeats (see above). */
-  const nameOf = (text: string, values: unknown[]): string | undefined => {
-    let name = names.get(text);
-    if (!name && worthPreparing(text, values.length, names.size)) {
-      name = `ingest_${next++}`;
-      names.set(text, name);
+  const nameOf = (text: string, values: readonly unknown[]): string | undefined => {
+    let name = state.names.get(text);
+    if (!name && worthPreparing(text, values.length, state.names.size)) {
+      name = `ingest_${state.next++}`;
+      state.names.set(text, name);
     }
     return name;
   };
-  client.query = ((text: unknown, values?: unknown, ...rest: unknown[]) => {
-    if (typeof text !== "string" || !Array.isArray(values) || values.length === 0) {
-      // Transaction control takes no parameters.
-      if (typeof text === "string" && TRANSACTION_CONTROL.test(text)) inTransaction = !TRANSACTION_END.test(text);
-      return query(text, values, ...rest);
-    }
-    const name = nameOf(text, values);
-    if (!name) return query(text, values, ...rest);
-    if (rest.some((arg) => typeof arg === "function")) return query({ name, text, values }, ...rest);
-    const run = (attempt: string) => query({ name: attempt, text, values }, ...rest) as Promise<unknown>;
-    return run(name).catch((error: unknown) => {
+  // pg's result says its command as any string; kysely reads only the ones it knows.
+  const run = <R>(config: pg.QueryConfig) => closingOnReadTimeout(client.query(config)) as unknown as Promise<PostgresQueryResult<R>>;
+
+  function query<R>(text: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
+  function query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
+  function query<R>(textOrCursor: string | PostgresCursor<R>, parameters: ReadonlyArray<unknown> = []): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+    if (typeof textOrCursor !== "string") return client.query(textOrCursor as never);
+    const text = textOrCursor;
+    const values = [...parameters];
+    // Transaction control takes no parameters.
+    if (values.length === 0 && TRANSACTION_CONTROL.test(text)) state.inTransaction = !TRANSACTION_END.test(text);
+    const name = values.length > 0 ? nameOf(text, values) : undefined;
+    if (!name) return run<R>({ text, values });
+    return run<R>({ name, text, values }).catch((error: unknown) => {
       if (!isStalePlan(error)) throw error;
-      names.delete(text);
-      if (inTransaction) throw error;
+      state.names.delete(text);
+      if (state.inTransaction) throw error;
       retries.stale_plan++;
-      return run(nameOf(text, values) ?? name);
+      return run<R>({ name: nameOf(text, values) ?? name, text, values });
     });
-  }) as typeof client.query;
+  }
+
+  return {
+    query,
+    release: (destroy?: boolean) => client.release(destroy),
+    get processID() {
+      return (client as { processID?: number }).processID;
+    },
+  };
 }
 
 const TRANSACTION_CONTROL = /^\s*(begin|start transaction|commit|end|rollback|abort)\b(?!\s+((work|transaction)\s+)?to\b)/i;
@@ -101,21 +129,23 @@ export const isStalePlan = (error: unknown): boolean =>
   (("routine" in error && error.routine === "RevalidateCachedQuery") || /cached plan must not change result type/.test(error.message));
 
 
-type Query = <T>(text: string, params?: unknown[], options?: QueryOptions) => Promise<Results<T>>;
-
 /**
  * Has PGlite plan each statement the service repeats once, as the PostgreSQL
- * connections do (see `prepareRepeated`): PGlite's own `query` parses and
- * plans every statement it runs, which is most of a push's cost there. A
- * repeated statement is parsed and described once under a name; each run then
- * binds and executes it, in one exchange with the engine. Everything else
- * (other statements, transactions, LISTEN) goes through PGlite as before.
+ * connections do (see `preparingPool`): PGlite's own `query` parses and plans
+ * every statement it runs, which is most of a push's cost there. A repeated
+ * statement is parsed and described once under a name; each run then binds and
+ * executes it, in one exchange with the engine (PGlite's public
+ * `execProtocolStream`, under its public `runExclusive`). Everything else goes
+ * through PGlite's own `query`.
+ *
+ * The database kysely is given (its `PGlite` interface), wrapping the real one
+ * without changing it. Kysely runs one query or one transaction at a time on
+ * it, and every transaction on the embedded database is kysely's, so a
+ * statement run here outside a transaction never lands inside another's.
  */
-export function prepareRepeatedEmbedded(pglite: PGlite): void {
+export function preparingPGlite(pglite: PGlite): KyselyPGlite {
   const names = new Map<string, { name: string; types: number[] }>();
   let next = 0;
-  const ownQuery = pglite.query.bind(pglite) as Query;
-  const ownTransaction = pglite.transaction.bind(pglite);
   const exchange = (message: Uint8Array) => pglite.execProtocolStream(message, { syncToFs: false });
 
   /** A statement worth preparing: repeated text, and room for it (or already prepared). */
@@ -125,61 +155,76 @@ export function prepareRepeatedEmbedded(pglite: PGlite): void {
     options?.blob === undefined &&
     (names.has(text) || worthPreparing(text, params.length, names.size));
 
-  /** Runs a repeated statement, preparing it the first time; the caller holds PGlite's query lock. */
-  async function runPrepared<T>(text: string, params: unknown[], options: QueryOptions | undefined): Promise<Results<T>> {
-    let statement = names.get(text);
-    if (!statement) {
-      const name = `ingest_${next++}`;
-      const described = await exchange(concat(protocol.serialize.parse({ name, text }), protocol.serialize.describe({ type: "S", name }), protocol.serialize.sync()));
-      statement = { name, types: parse.parseDescribeStatementResults(described) };
-      names.set(text, statement);
-    }
-    const { name, types } = statement;
-    const values = params.map((value, index) => {
-      if (value === null || value === undefined) return null;
-      const type = types[index] ?? 0;
-      const serializer = options?.serializers?.[type] ?? pglite.serializers[type];
-      if (serializer) return serializer(value);
-      // As PGlite's own query does for a type without a serializer.
-      return (value as { toString(): string }).toString();
+  /** Runs a repeated statement, preparing it the first time, alone on the engine. */
+  const runPrepared = <T>(text: string, params: unknown[], options: QueryOptions | undefined): Promise<Results<T>> =>
+    pglite.runExclusive(async () => {
+      let statement = names.get(text);
+      if (!statement) {
+        const name = `ingest_${next++}`;
+        const described = await exchange(concat(protocol.serialize.parse({ name, text }), protocol.serialize.describe({ type: "S", name }), protocol.serialize.sync()));
+        statement = { name, types: parse.parseDescribeStatementResults(described) };
+        names.set(text, statement);
+      }
+      const { name, types } = statement;
+      const values = params.map((value, index) => {
+        if (value === null || value === undefined) return null;
+        const type = types[index] ?? 0;
+        const serializer = options?.serializers?.[type] ?? pglite.serializers[type];
+        if (serializer) return serializer(value);
+        // As PGlite's own query does for a type without a serializer.
+        return (value as { toString(): string }).toString();
+      });
+      try {
+        const messages = await exchange(
+          concat(protocol.serialize.bind({ statement: name, values }), protocol.serialize.describe({ type: "P" }), protocol.serialize.execute({}), protocol.serialize.sync()),
+        );
+        return parse.parseResults(messages, pglite.parsers, options)[0] as Results<T>;
+      } catch (error) {
+        // A plan a migration made stale is prepared anew at the next run.
+        if (isStalePlan(error)) names.delete(text);
+        throw error;
+      }
     });
-    try {
-      const messages = await exchange(
-        concat(protocol.serialize.bind({ statement: name, values }), protocol.serialize.describe({ type: "P" }), protocol.serialize.execute({}), protocol.serialize.sync()),
-      );
-      return parse.parseResults(messages, pglite.parsers, options)[0] as Results<T>;
-    } catch (error) {
-      // A plan a migration made stale is prepared anew at the next run.
-      if (isStalePlan(error)) names.delete(text);
-      throw error;
-    }
-  }
 
-  pglite.query = (async <T>(text: string, params?: unknown[], options?: QueryOptions): Promise<Results<T>> => {
-    if (!preparable(text, params, options)) return ownQuery<T>(text, params, options);
-    // As PGlite's own query: a database closing or closed refuses with its own error.
-    await pglite._checkReady();
-    const run = () => pglite._runExclusiveTransaction(() => pglite._runExclusiveQuery(() => runPrepared<T>(text, params, options)));
-    // Outside a transaction, a run that found its plan stale is run again at once (prepared anew).
-    const result = await run().catch((error: unknown) => {
-      if (!isStalePlan(error)) throw error;
-      retries.stale_plan++;
-      return run();
-    });
-    await pglite.syncToFs();
-    return result;
-  }) as typeof pglite.query;
+  /** As PGlite's own query refuses on a database closing or closed: with its own words, which mean "unavailable". */
+  const open = () => {
+    if (pglite.closed) throw new Error("PGlite is closed");
+  };
 
-  pglite.transaction = (<T>(callback: (tx: Transaction) => Promise<T>) =>
-    ownTransaction((tx) => {
-      const txQuery = tx.query.bind(tx) as Query;
-      const prepared = Object.create(tx) as Transaction;
-      prepared.query = (<R>(text: string, params?: unknown[], options?: QueryOptions): Promise<Results<R>> => {
-        if (!preparable(text, params, options) || tx.closed) return txQuery<R>(text, params, options);
-        return pglite._runExclusiveQuery(() => runPrepared<R>(text, params, options));
-      }) as Transaction["query"];
-      return callback(prepared);
-    }));
+  return {
+    get closed() {
+      return pglite.closed;
+    },
+    get ready() {
+      return pglite.ready;
+    },
+    get waitReady() {
+      return pglite.waitReady;
+    },
+    close: () => pglite.close(),
+    async query<T>(text: string, params?: unknown[], options?: QueryOptions): Promise<Results<T>> {
+      if (!preparable(text, params, options)) return pglite.query<T>(text, params, options);
+      await pglite.waitReady;
+      open();
+      // Outside a transaction, a run that found its plan stale is run again at once (prepared anew).
+      const result = await runPrepared<T>(text, params, options).catch((error: unknown) => {
+        if (!isStalePlan(error)) throw error;
+        retries.stale_plan++;
+        return runPrepared<T>(text, params, options);
+      });
+      await pglite.syncToFs();
+      return result;
+    },
+    transaction: <T>(callback: (tx: Transaction) => Promise<T>) =>
+      pglite.transaction((tx) =>
+        callback({
+          ...tx,
+          rollback: () => tx.rollback(),
+          query: <R>(text: string, params?: unknown[], options?: QueryOptions): Promise<Results<R>> =>
+            !preparable(text, params, options) || tx.closed ? tx.query<R>(text, params, options) : runPrepared<R>(text, params, options),
+        }),
+      ),
+  };
 }
 
 function concat(...parts: Uint8Array[]): Uint8Array {
