@@ -5,13 +5,26 @@ import type { RateLimiter } from "./tenancy/rate-limit.js";
 import type { Db } from "./db/types.js";
 import type { AppError } from "./errors.js";
 import type { Logger } from "./logger.js";
-import type { UploadPace, UploadSlots } from "./imports/upload.js";
 
 /** What the console's sign-in needs: its settings, its throttles, and whether cookies demand HTTPS. */
 export type AccountServices = { settings: AccountSettings; limiters: SignInLimiters; cookieSecure: boolean };
 
 /** A request's `Idempotency-Key`, read (see `idempotency.ts`): the key and a fingerprint of the request, or a key that is not valid. */
 export type IdempotencyRequest = { key: string; fingerprint: string } | { invalidKey: true };
+
+/** How slow an upload may be before it is answered 408 (see `paced`). */
+export type UploadPace = {
+  /** The longest the client may send nothing while the service waits for it. */
+  silenceMs: number;
+  /** The least it must send, on average over each `windowMs` the service spends waiting for it. */
+  minBytesPerSecond: number;
+  windowMs: number;
+  /** The longest an upload may take in all, from its first byte read to its last. */
+  totalMs: number;
+};
+
+/** Uploads a process receives at once, and the chunks of them it stored (see `uploadSlots`). */
+export type UploadSlots = { take(): (() => void) | undefined; readonly busy: number; readonly chunks: number; stored(): void };
 
 export type ImportSettings = {
   /** The largest file, uncompressed. */

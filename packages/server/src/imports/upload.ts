@@ -1,6 +1,9 @@
 import { Transform, type Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
+import type { UploadPace, UploadSlots } from "../context.js";
 import { AppError } from "../errors.js";
+
+export type { UploadPace, UploadSlots } from "../context.js";
 
 /**
  * Whole lines of an import's file, as received, blank ones left out: `lines`
@@ -19,17 +22,6 @@ export type UploadLimits = {
   chunkLines: number;
   /** Bytes per chunk: a chunk ends at the first line that reaches it, so it holds at most `chunkBytes + lineBytes`. */
   chunkBytes: number;
-};
-
-/** How slow an upload may be before it is answered 408 (see `paced`). */
-export type UploadPace = {
-  /** The longest the client may send nothing while the service waits for it. */
-  silenceMs: number;
-  /** The least it must send, on average over each `windowMs` the service spends waiting for it. */
-  minBytesPerSecond: number;
-  windowMs: number;
-  /** The longest an upload may take in all, from its first byte read to its last. */
-  totalMs: number;
 };
 
 /**
@@ -258,8 +250,6 @@ export function* linesOf(text: Buffer, firstLine: number, gaps: readonly number[
  * takes a slot, and none is read without one. Counts the chunks stored too, for
  * the metrics.
  */
-export type UploadSlots = { take(): (() => void) | undefined; readonly busy: number; readonly chunks: number; stored(): void };
-
 export function uploadSlots(most: number): UploadSlots {
   let busy = 0;
   let chunks = 0;
