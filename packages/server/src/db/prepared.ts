@@ -46,15 +46,16 @@ type Prepared = { names: Map<string, string>; next: number; inTransaction: boole
  * failed with it and is retried whole by `inTransaction`.
  */
 export function preparingPool(pool: pg.Pool): PostgresPool {
-  const prepared = new WeakMap<pg.PoolClient, Prepared>();
+  // One view per connection, kept as long as the connection: kysely keeps its own state per client it is given.
+  const views = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   return {
     Client: pg.Client,
     options: pool.options,
     async connect() {
       const client = await pool.connect();
-      let state = prepared.get(client);
-      if (!state) prepared.set(client, (state = { names: new Map(), next: 0, inTransaction: false }));
-      return preparingClient(client, state);
+      let view = views.get(client);
+      if (!view) views.set(client, (view = preparingClient(client, { names: new Map(), next: 0, inTransaction: false })));
+      return view;
     },
     end: () => pool.end(),
   };
@@ -90,7 +91,7 @@ function preparingClient(client: pg.PoolClient, state: Prepared): PostgresPoolCl
   function query<R>(textOrCursor: string | PostgresCursor<R>, parameters: ReadonlyArray<unknown> = []): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
     if (typeof textOrCursor !== "string") return client.query(textOrCursor as never);
     const text = textOrCursor;
-    const values = [...parameters];
+    const values = parameters as unknown[];
     // Transaction control takes no parameters.
     if (values.length === 0 && TRANSACTION_CONTROL.test(text)) state.inTransaction = !TRANSACTION_END.test(text);
     const name = values.length > 0 ? nameOf(text, values) : undefined;
