@@ -10,7 +10,11 @@ const USAGE = `Usage: commerce-ingest import --store <id> --kind <orders|custome
 
 Imports a shop's history: one record per line, each as that kind's upsert body.
 The file is sent as it is read (gzipped on the way, or as is when it is .gz),
-then followed until every line is merged. Exits 1 when lines were refused.
+then followed until every line is merged.
+
+Exit status: 0 every line imported; 1 some lines refused (or the import stopped
+after merging some); 2 bad usage; 3 nothing imported (the key, the store, the
+network, the service, a file that cannot be read, or an import that failed).
 
 Options:
   --store <id>        the store's id
@@ -52,10 +56,11 @@ async function isGzipped(file: string): Promise<boolean> {
   }
 }
 
-/** Lines of the file, parsed, for a file sent uncompressed (gzipped on the way by the SDK). */
-async function* records(file: string): AsyncGenerator<unknown> {
+/** Lines of the file, parsed, for a file sent uncompressed (gzipped on the way by the SDK); `read` counts the file's bytes read. */
+async function* records(file: string, read: { bytes: number }): AsyncGenerator<unknown> {
   const { createInterface } = await import("node:readline");
   for await (const line of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
+    read.bytes += Buffer.byteLength(line) + 1;
     if (!line.trim()) continue;
     try {
       yield JSON.parse(line);
@@ -87,11 +92,13 @@ async function importFile(args: { store: number; kind: ImportKind; file: string;
     });
     handle = await client.imports.create(args.store, { kind: args.kind, file: stream as AsyncIterable<Uint8Array>, gzipped: true });
   } else {
-    // Bytes of text read so far: the share of the file sent.
+    // The file's bytes read so far (never more than its size): the share of it sent.
+    const read = { bytes: 0 };
     handle = await client.imports.create(args.store, {
       kind: args.kind,
-      records: records(args.file),
-      onUpload: ({ bytes }) => {
+      records: records(args.file, read),
+      onUpload: () => {
+        const bytes = Math.min(read.bytes, size);
         if (every(5000)) progress("upload", bytes, size, bytes / ((Date.now() - started) / 1000 || 1), "B");
       },
     });
@@ -123,26 +130,35 @@ async function importFile(args: { store: number; kind: ImportKind; file: string;
     if (out) await new Promise((resolve) => out.end(resolve));
     if (shown > 10) process.stderr.write(`  … and ${number(shown - 10)} more${args.errors ? ` in ${args.errors}` : " (--errors <file> writes them all)"}\n`);
   }
-  return done.status === "succeeded" && done.failed === 0 ? 0 : 1;
+  if (done.status === "succeeded") return done.failed === 0 ? EXIT.imported : EXIT.someRefused;
+  return done.created + done.updated > 0 ? EXIT.someRefused : EXIT.nothingImported;
 }
 
+/** The command's exit statuses (see USAGE). */
+const EXIT = { imported: 0, someRefused: 1, usage: 2, nothingImported: 3 } as const;
+
+const OPTIONS = {
+  store: { type: "string" },
+  kind: { type: "string" },
+  errors: { type: "string" },
+  "base-url": { type: "string" },
+  "api-key": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      store: { type: "string" },
-      kind: { type: "string" },
-      errors: { type: "string" },
-      "base-url": { type: "string" },
-      "api-key": { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n\n${USAGE}\n`);
+    return EXIT.usage;
+  }
+  const { values, positionals } = parsed;
   const [command, file, ...extra] = positionals;
   if (values.help || command === undefined) {
     process.stdout.write(`${USAGE}\n`);
-    return values.help ? 0 : 2;
+    return values.help ? 0 : EXIT.usage;
   }
   const store = Number(values.store);
   const problems = [
@@ -154,7 +170,7 @@ async function main(argv: string[]): Promise<number> {
   ].filter(Boolean);
   if (problems.length > 0 || file === undefined) {
     process.stderr.write(`${problems.join("\n")}\n\n${USAGE}\n`);
-    return 2;
+    return EXIT.usage;
   }
   return importFile({ store, kind: values.kind as ImportKind, file, errors: values.errors, baseUrl: values["base-url"], apiKey: values["api-key"] });
 }
@@ -163,7 +179,8 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     if (terminal) process.stderr.write("\n");
+    // Nothing was imported: the file, the key, the store, the network or the service refused before.
     process.stderr.write(`${error instanceof CommerceIngestError || error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(1);
+    process.exit(EXIT.nothingImported);
   },
 );

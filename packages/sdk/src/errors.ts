@@ -1,19 +1,37 @@
-import { ERRORS } from "@commerce-ingest/shared/errors";
-import type { ErrorBody, ErrorCode, ErrorDetail } from "./types.js";
+import { ERROR_CODES, type ErrorCode } from "./codes.js";
+import type { ErrorBody, ErrorDetail } from "./types.js";
 
 /**
- * The error's code: from the code the body carries, which never changes; from
- * the contract's message at the status for a server older than codes; or
- * `"UNKNOWN"` for an answer that is neither (a proxy's 502 page, say).
+ * A code the SDK gives an error no API body named: the service's own codes
+ * (`ErrorCode`) for its answers, these for the rest.
  */
-function codeOf(status: number, body: ErrorBody): ErrorCode | "UNKNOWN" {
-  const table: Record<string, { status: number; message: string; code: string }> = ERRORS;
-  const entries = Object.entries(table);
-  const byWire = body.code === undefined ? undefined : entries.find(([, entry]) => entry.code === body.code);
-  if (byWire) return byWire[0] as ErrorCode;
-  if (body.code !== undefined) return "UNKNOWN";
-  const byMessage = entries.find(([, entry]) => entry.status === status && entry.message === body.error);
-  return byMessage ? (byMessage[0] as ErrorCode) : "UNKNOWN";
+export type ClientErrorCode =
+  /** An answer that is not the API's error envelope (a proxy's 502 page, say). */
+  | "unexpected_response"
+  /** The request never got an answer: DNS, refused connection, reset. */
+  | "connection_failed"
+  /** No answer within the timeout. */
+  | "timeout"
+  /** The caller's AbortSignal aborted it. */
+  | "aborted"
+  /** The SDK was not given what it needs (a key, a fetch, a file). */
+  | "invalid_usage"
+  /** A messaging webhook whose signature is missing, malformed, wrong or too old. */
+  | "webhook_signature_invalid";
+
+/** An error's code: one of the API's, one of the SDK's own, or (from a newer service) one this SDK does not know yet, as sent. */
+export type AnyErrorCode = ErrorCode | ClientErrorCode | (string & {});
+
+/**
+ * The error's code: the code the body carries, exactly as sent (one this SDK
+ * does not know passes through: codes may be added); for a server older than
+ * codes, the one whose message the body has at this status; else
+ * `"unexpected_response"`.
+ */
+function codeOf(status: number, body: ErrorBody): AnyErrorCode {
+  if (body.code !== undefined) return body.code;
+  const byMessage = Object.entries(ERROR_CODES).find(([, entry]) => entry.status === status && entry.message === body.error);
+  return byMessage ? byMessage[0] : "unexpected_response";
 }
 
 /** The body as the API's `{ error, code, details? }`, whatever came (an HTML error page becomes `{ error: "HTTP 502" }`). */
@@ -24,9 +42,16 @@ function errorBodyOf(status: number, body: unknown): ErrorBody {
   return { error: body.error, ...(code === undefined ? {} : { code }), ...(details ? { details } : {}) };
 }
 
-/** Everything this SDK throws extends this class. */
+/** Everything this SDK throws extends this class, and has a `code`. */
 export class CommerceIngestError extends Error {
   override readonly name: string = "CommerceIngestError";
+  /** What went wrong, to branch on: the API's code for its answers (`"invalid_api_key"`), else the SDK's own (`"timeout"`). */
+  readonly code: AnyErrorCode;
+
+  constructor(message: string, options?: { cause?: unknown; code?: AnyErrorCode | undefined }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = options?.code ?? "invalid_usage";
+  }
 }
 
 /**
@@ -36,12 +61,12 @@ export class CommerceIngestError extends Error {
 export class APIError extends CommerceIngestError {
   override readonly name: string = "APIError";
   /**
-   * The contract's code for this answer, e.g. `"STORE_NOT_FOUND"` vs
-   * `"ORDER_NOT_FOUND"` (both 404), read from the code the body carries
-   * (`body.code`, e.g. `"store_not_found"`), so a reworded message changes nothing.
+   * The API's code for this answer, exactly as its body carries it, e.g.
+   * `"store_not_found"` vs `"order_not_found"` (both 404): a reworded message
+   * changes nothing. A code this SDK does not know yet comes through as sent.
    */
-  readonly code: ErrorCode | "UNKNOWN";
-  /** The error body: `{ error, details? }`. */
+  declare readonly code: AnyErrorCode;
+  /** The error body: `{ error, code, details? }`. */
   readonly body: ErrorBody;
 
   constructor(
@@ -55,9 +80,9 @@ export class APIError extends CommerceIngestError {
     /** The response's headers (`Retry-After`, `RateLimit-*`, ...). */
     readonly headers: Headers,
   ) {
-    super(message);
-    this.body = errorBodyOf(status, body);
-    this.code = codeOf(status, this.body);
+    const read = errorBodyOf(status, body);
+    super(message, { code: codeOf(status, read) });
+    this.body = read;
   }
 
   /** On a 422: one entry per failing field, by its dotted path; empty otherwise. */
@@ -97,7 +122,7 @@ export class PermissionDeniedError extends APIError {
   override readonly name = "PermissionDeniedError";
 }
 
-/** 404: the store does not exist or is paused (`STORE_NOT_FOUND`), or the record does not (`ORDER_NOT_FOUND`, ...). */
+/** 404: the store does not exist or is paused (`store_not_found`), or the record does not (`order_not_found`, ...). */
 export class NotFoundError extends APIError {
   override readonly name = "NotFoundError";
 }
@@ -145,18 +170,26 @@ export class ConnectionError extends CommerceIngestError {
   constructor(
     message: string,
     readonly requestId: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; code?: "connection_failed" | "timeout" },
   ) {
-    super(message, options);
+    super(message, { cause: options?.cause, code: options?.code ?? "connection_failed" });
   }
 }
 
 /** No answer within the timeout. */
 export class TimeoutError extends ConnectionError {
   override readonly name = "TimeoutError";
+
+  constructor(message: string, requestId: string, options?: { cause?: unknown }) {
+    super(message, requestId, { cause: options?.cause, code: "timeout" });
+  }
 }
 
 /** The caller's AbortSignal aborted the request. */
 export class AbortError extends CommerceIngestError {
   override readonly name = "AbortError";
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, { cause: options?.cause, code: "aborted" });
+  }
 }

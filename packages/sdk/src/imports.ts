@@ -1,5 +1,5 @@
 import type { ApiResult, RequestOptions, Transport } from "./transport.js";
-import { AbortError } from "./errors.js";
+import { AbortError, CommerceIngestError } from "./errors.js";
 import type { Import, ImportError, ImportKind } from "./types.js";
 
 const storePath = (storeId: number) => `/api/v1/stores/${encodeURIComponent(String(storeId))}`;
@@ -10,21 +10,21 @@ export type ImportRecords = Iterable<unknown> | AsyncIterable<unknown>;
 export type ImportCreateParams = {
   kind: ImportKind;
   /** The records, each as that kind's upsert takes it; read as the upload goes, never held whole. */
-  records?: ImportRecords;
+  records?: ImportRecords | undefined;
   /** Or a file's bytes as they are: NDJSON, gzipped when `gzipped`. */
-  file?: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
+  file?: ReadableStream<Uint8Array> | AsyncIterable<Uint8Array> | undefined;
   /** `file` is already gzipped (sent as is, with `Content-Encoding: gzip`). */
-  gzipped?: boolean;
+  gzipped?: boolean | undefined;
   /** Called as the file goes, with the bytes sent so far (before compression, for records). */
-  onUpload?: (progress: { bytes: number; records: number }) => void;
+  onUpload?: ((progress: { bytes: number; records: number }) => void) | undefined;
 };
 
 export type ImportWaitOptions = {
   /** Called after each poll with the import as it stands. */
-  onProgress?: (progress: Import) => void;
+  onProgress?: ((progress: Import) => void) | undefined;
   /** How often to ask, in ms (default 1,000). */
-  intervalMs?: number;
-  signal?: AbortSignal;
+  intervalMs?: number | undefined;
+  signal?: AbortSignal | undefined;
 };
 
 const FINAL = new Set(["succeeded", "failed", "cancelled"]);
@@ -146,13 +146,15 @@ export class Imports {
     let body: ReadableStream<Uint8Array>;
     let gzipped: boolean;
     if (params.records) {
-      body = streamOf(ndjsonOf(params.records, sent, params.onUpload)).pipeThrough(new CompressionStream("gzip"));
-      gzipped = true;
+      const lines = streamOf(ndjsonOf(params.records, sent, params.onUpload));
+      // Gzipped where the runtime can (Node, browsers, most edge runtimes); sent as it is where it cannot.
+      gzipped = typeof CompressionStream === "function";
+      body = gzipped ? lines.pipeThrough(new CompressionStream("gzip")) : lines;
     } else if (params.file) {
       body = params.file instanceof ReadableStream ? params.file : streamOf(params.file);
       gzipped = params.gzipped ?? false;
     } else {
-      throw new TypeError("imports.create needs `records` or `file`");
+      throw new CommerceIngestError("imports.create needs `records` or `file`");
     }
     const response = await this.#client.send(
       "POST",

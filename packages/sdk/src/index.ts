@@ -19,6 +19,9 @@ export {
   TimeoutError,
   UnsupportedMediaTypeError,
   ValidationError,
+  type AnyErrorCode,
+  type ClientErrorCode,
 } from "./errors.js";
+export { ERROR_CODES } from "./codes.js";
 export { signWebhookForTest, verifyWebhook, WebhookVerificationError, type SignedWebhook, type VerifyOptions } from "./webhooks.js";
 export type * from "./types.js";

@@ -1,3 +1,4 @@
+import { CommerceIngestError } from "./errors.js";
 import type { Imports } from "./imports.js";
 import type { ApiResult, RequestOptions, Transport, UpsertResult } from "./transport.js";
 import type {
@@ -76,8 +77,8 @@ function* batches(items: readonly unknown[], batchSize: number, maxBytes: number
 
 async function upsertMany<T>(client: Transport, path: string, items: readonly unknown[], options: BatchOptions = {}): Promise<BatchResult<T>> {
   const { batchSize = BATCH_LIMIT, maxBatchBytes = BATCH_MAX_BYTES, onProgress, idempotencyKey, ...request } = options;
-  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > BATCH_LIMIT) throw new RangeError(`batchSize must be a whole number from 1 to ${BATCH_LIMIT}`);
-  if (!Number.isInteger(maxBatchBytes) || maxBatchBytes < 1) throw new RangeError("maxBatchBytes must be a whole number of bytes");
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > BATCH_LIMIT) throw new CommerceIngestError(`batchSize must be a whole number from 1 to ${BATCH_LIMIT}`);
+  if (!Number.isInteger(maxBatchBytes) || maxBatchBytes < 1) throw new CommerceIngestError("maxBatchBytes must be a whole number of bytes");
   const total: BatchResult<T> = { results: [], counts: { created: 0, updated: 0, failed: 0 } };
   let index = 0;
   for (const batch of batches(items, batchSize, maxBatchBytes)) {

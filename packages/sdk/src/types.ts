@@ -278,103 +278,8 @@ export interface ShipmentRecord extends Shipment {
   updated_at: string;
 }
 
-/** A stable name for each error the API answers with: a status and the contract's exact message. */
-export type ErrorCode =
-  /** 401 API key is missing */
-  | "API_KEY_MISSING"
-  /** 401 Invalid API key */
-  | "API_KEY_INVALID"
-  /** 403 API key does not authorize this store */
-  | "STORE_FORBIDDEN"
-  /** 404 Store not found or paused */
-  | "STORE_NOT_FOUND"
-  /** 404 Order not found */
-  | "ORDER_NOT_FOUND"
-  /** 404 Checkout not found */
-  | "CHECKOUT_NOT_FOUND"
-  /** 404 Customer not found */
-  | "CUSTOMER_NOT_FOUND"
-  /** 404 Shipment not found */
-  | "SHIPMENT_NOT_FOUND"
-  /** 422 Order not found */
-  | "SHIPMENT_ORDER_NOT_FOUND"
-  /** 404 Import not found */
-  | "IMPORT_NOT_FOUND"
-  /** 409 Import already finished */
-  | "IMPORT_FINISHED"
-  /** 415 Content-Type must be application/x-ndjson */
-  | "IMPORT_MEDIA_TYPE"
-  /** 422 The file is not NDJSON of this kind */
-  | "IMPORT_FILE_INVALID"
-  /** 415 Content-Encoding must be gzip or identity */
-  | "UNSUPPORTED_CONTENT_ENCODING"
-  /** 503 Too many uploads at once */
-  | "UPLOADS_BUSY"
-  /** 400 Upload interrupted */
-  | "UPLOAD_INTERRUPTED"
-  /** 413 Import too large */
-  | "IMPORT_TOO_LARGE"
-  /** 400 Malformed JSON body */
-  | "MALFORMED_JSON"
-  /** 400 Malformed HTTP request */
-  | "MALFORMED_REQUEST"
-  /** 431 Request headers too large */
-  | "HEADERS_TOO_LARGE"
-  /** 408 Request timeout */
-  | "REQUEST_TIMEOUT"
-  /** 415 Content-Type must be application/json */
-  | "UNSUPPORTED_MEDIA_TYPE"
-  /** 413 Request body too large */
-  | "BODY_TOO_LARGE"
-  /** 422 Invalid request body */
-  | "VALIDATION_FAILED"
-  /** 429 Rate limit exceeded */
-  | "RATE_LIMITED"
-  /** 422 Idempotency-Key reused with a different request */
-  | "IDEMPOTENCY_KEY_REUSED"
-  /** 409 Request in progress */
-  | "REQUEST_IN_PROGRESS"
-  /** 404 Not found */
-  | "NOT_FOUND"
-  /** 405 Method not allowed */
-  | "METHOD_NOT_ALLOWED"
-  /** 503 Service unavailable */
-  | "SERVICE_UNAVAILABLE"
-  /** 503 Service unavailable (this server holds as many request bodies as it may) */
-  | "SERVER_BUSY"
-  /** 500 Internal server error */
-  | "INTERNAL"
-  /** 401 Admin token is missing */
-  | "ADMIN_TOKEN_MISSING"
-  /** 401 Invalid admin token */
-  | "ADMIN_TOKEN_INVALID"
-  /** 404 Team not found */
-  | "TEAM_NOT_FOUND"
-  /** 404 Store not found */
-  | "ADMIN_STORE_NOT_FOUND"
-  /** 404 API key not found */
-  | "KEY_NOT_FOUND"
-  /** 401 Sign in first */
-  | "SIGN_IN_REQUIRED"
-  /** 401 Wrong e-mail or password */
-  | "SIGN_IN_FAILED"
-  /** 429 Too many sign-in attempts; try again later */
-  | "SIGN_IN_THROTTLED"
-  /** 403 Cross-site request refused */
-  | "CROSS_SITE_REQUEST"
-  /** 404 This invitation link is invalid, already used or expired */
-  | "INVITATION_INVALID"
-  /** 409 This e-mail already has an account */
-  | "MEMBER_EXISTS"
-  /** 409 This e-mail is already a member of the team */
-  | "ALREADY_MEMBER"
-  /** 403 This invitation is for another e-mail; sign in with that e-mail to accept it */
-  | "INVITATION_OTHER_ACCOUNT"
-  /** 404 Member not found */
-  | "MEMBER_NOT_FOUND"
-  /** 409 A team keeps at least one member */
-  | "LAST_MEMBER"
-;
+/** A code the API answers with, exactly as its error bodies carry it (made from the service's error table at each build). */
+export type { ErrorCode } from "./codes.js";
 
 /** What one item of a batch came to. */
 export interface BatchItemResult<T> {
@@ -415,8 +320,7 @@ export interface ErrorBody {
   error: string;
   /**
    * The stable code the service sends, e.g. `"validation_failed"` (absent from
-   * servers older than codes). `APIError.code` names the same error in this
-   * SDK's own spelling.
+   * servers older than codes). `APIError.code` is the same.
    */
   code?: string | undefined;
   /** On a 422: one entry per failing field. */
@@ -562,5 +466,5 @@ export interface ImportError {
   status: number;
   code: string;
   error: string;
-  details?: Array<{ path: string; message: string }>;
+  details?: Array<{ path: string; message: string }> | undefined;
 }

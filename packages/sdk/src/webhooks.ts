@@ -3,13 +3,17 @@ import type { WebhookMessage } from "./types.js";
 
 export class WebhookVerificationError extends CommerceIngestError {
   override readonly name = "WebhookVerificationError";
+
+  constructor(message: string) {
+    super(message, { code: "webhook_signature_invalid" });
+  }
 }
 
 export type VerifyOptions = {
   /** How old a signature may be, in seconds (default 300): older ones are replays. */
-  toleranceSeconds?: number;
+  toleranceSeconds?: number | undefined;
   /** The current time in seconds, for tests. */
-  now?: number;
+  now?: number | undefined;
 };
 
 const encoder = new TextEncoder();

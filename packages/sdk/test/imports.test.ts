@@ -73,5 +73,17 @@ describe("imports through the SDK", () => {
     expect(stdout).toMatch(/^import \d+ succeeded: 40 lines, 40 created, 0 updated, 0 failed/);
     const usage = await promisify(execFile)(process.execPath, [cli, "import", "--kind", "nope", file], { env }).catch((error: { code: number; stderr: string }) => error);
     expect(usage).toMatchObject({ code: 2, stderr: expect.stringContaining("--store must be a store id") });
+    const unknownOption = await promisify(execFile)(process.execPath, [cli, "import", "--stor", "1", file], { env }).catch((error: { code: number; stderr: string }) => error);
+    expect(unknownOption).toMatchObject({ code: 2, stderr: expect.stringContaining("Unknown option '--stor'") });
+  });
+
+  it("exit 3 from the command line when nothing was imported: a wrong key, a file that is not there", async () => {
+    const file = path.join(dir, "one.ndjson");
+    fs.writeFileSync(file, `${JSON.stringify(order(7000))}\n`);
+    const args = [cli, "import", "--store", String(tenant.storeId), "--kind", "orders"];
+    const wrongKey = await promisify(execFile)(process.execPath, [...args, file], { env: { ...process.env, COMMERCE_INGEST_API_KEY: "x".repeat(24), COMMERCE_INGEST_BASE_URL: service.url } }).catch((error: { code: number; stderr: string }) => error);
+    expect(wrongKey).toMatchObject({ code: 3, stderr: expect.stringContaining("Invalid API key") });
+    const missing = await promisify(execFile)(process.execPath, [...args, path.join(dir, "absent.ndjson")], { env: { ...process.env, COMMERCE_INGEST_API_KEY: tenant.apiKey, COMMERCE_INGEST_BASE_URL: service.url } }).catch((error: { code: number; stderr: string }) => error);
+    expect(missing).toMatchObject({ code: 3, stderr: expect.stringContaining("ENOENT") });
   });
 });

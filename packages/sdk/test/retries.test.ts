@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { AbortError, CommerceIngestClient, RateLimitError, ServerError, TimeoutError, ValidationError, type ClientOptions, type RetryInfo } from "../src/index.js";
+import { ERRORS } from "@commerce-ingest/shared/errors";
+import { AbortError, CommerceIngestClient, ERROR_CODES, RateLimitError, ServerError, TimeoutError, ValidationError, type ClientOptions, type RetryInfo } from "../src/index.js";
 
 type Call = { url: string; init: RequestInit };
 
@@ -186,7 +187,7 @@ describe("what the client tells", () => {
     const proxy = scriptedFetch([{ status: 502, body: "<html>Bad gateway</html>" }]);
     const error = await client(proxy.fetch, { maxRetries: 0 }).customers.upsert(1, customer).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ServerError);
-    expect(error).toMatchObject({ code: "UNKNOWN", body: { error: "HTTP 502" }, details: [] });
+    expect(error).toMatchObject({ code: "unexpected_response", body: { error: "HTTP 502" }, details: [] });
   });
 });
 
@@ -201,5 +202,40 @@ describe("deprecations", () => {
     expect(warnings).toEqual([
       { level: "warn", message: "commerce-ingest: this call is deprecated", fields: { call: "POST /api/v1/stores/{store_id}/customers", deprecation: "@1798761600", sunset: "Sat, 01 Jan 2028 00:00:00 GMT", link: '<https://example.test/migrate>; rel="deprecation"' } },
     ]);
+  });
+});
+
+describe("error codes", () => {
+  it("are the service's error table's, each with its status, message and retry, nothing more or less", () => {
+    const table = Object.fromEntries(Object.values(ERRORS).map(({ code, status, message, retry }) => [code, { status, message, retry }]));
+    expect(ERROR_CODES).toEqual(table);
+  });
+
+  it("come through as the body sent them, one this SDK does not know too", async () => {
+    const { fetch } = scriptedFetch([{ status: 409, body: { error: "Something new", code: "brand_new_code" } }]);
+    await expect(client(fetch, { maxRetries: 0 }).customers.upsert(1, customer)).rejects.toMatchObject({ status: 409, code: "brand_new_code", message: "Something new" });
+  });
+
+  it("are the SDK's own where no body named one: a timeout, a connection that failed", async () => {
+    await expect(client(scriptedFetch(["hang"]).fetch, { timeout: 50, maxRetries: 0 }).customers.upsert(1, customer)).rejects.toMatchObject({ name: "TimeoutError", code: "timeout" });
+    await expect(client(scriptedFetch(["network"]).fetch, { maxRetries: 0 }).customers.upsert(1, customer)).rejects.toMatchObject({ name: "ConnectionError", code: "connection_failed" });
+  });
+});
+
+describe("an import's upload", () => {
+  it("goes uncompressed where the runtime has no CompressionStream, rather than failing", async () => {
+    const global = globalThis as { CompressionStream?: unknown };
+    const original = global.CompressionStream;
+    delete global.CompressionStream;
+    try {
+      const { fetch, calls } = scriptedFetch([{ status: 202, body: { id: 7, store_id: 1, kind: "customers", status: "queued", lines: 1 } }]);
+      const handle = await client(fetch).imports.create(1, { kind: "customers", records: [customer] });
+      expect(handle.id).toBe(7);
+      const init = calls[0]?.init ?? {};
+      expect(new Headers(init.headers).get("content-encoding")).toBeNull();
+      expect(await new Response(init.body).text()).toBe(`${JSON.stringify(customer)}\n`);
+    } finally {
+      global.CompressionStream = original;
+    }
   });
 });

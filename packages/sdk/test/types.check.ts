@@ -37,7 +37,7 @@ export type Checks = [
   Assert<Equals<sdk.Flow, shared.Flow>>,
   Assert<Equals<sdk.FlowContents[sdk.Flow], shared.FlowContent>>,
   Assert<Equals<sdk.WebhookMessage, shared.WebhookMessage>>,
-  Assert<Equals<sdk.ErrorCode, shared.ErrorCode>>,
+  Assert<Equals<sdk.ErrorCode, shared.ErrorWireCode>>,
   Assert<Equals<sdk.CustomerListItem, shared.CustomerListItem>>,
   Assert<Equals<sdk.Page<sdk.OrderRecord>, shared.Page<shared.OrderRecord>>>,
   Assert<Equals<sdk.Import, shared.Import>>,

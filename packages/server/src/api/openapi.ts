@@ -39,8 +39,8 @@ const PARAMETERS = {
     name: "Idempotency-Key",
     required: false,
     description:
-      "1 to 255 printable characters of your choice, new for each distinct request. A retry with the same key within 24 hours answers the first response again (status, body and `X-Request-Id`, with `Idempotent-Replayed: true`) instead of running twice; the same key with another request is `422 idempotency_key_reused`; a retry while the first still runs is `409 request_in_progress` with `Retry-After`. A 5xx is not kept: its retry runs again.",
-    schema: { type: "string", minLength: 1, maxLength: 255 },
+      "1 to 255 printable ASCII characters without spaces (`!` to `~`) of your choice, new for each distinct request; any other is `422 validation_failed`. A retry with the same key within 24 hours answers the first response again (status, body and `X-Request-Id`, with `Idempotent-Replayed: true`) instead of running twice; the same key with another request is `422 idempotency_key_reused`; a retry while the first still runs is `409 request_in_progress` with `Retry-After`. A 5xx is not kept: its retry runs again.",
+    schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7E]{1,255}$" },
   },
 } as const;
 const parameterRef = (name: keyof typeof PARAMETERS) => ({ $ref: `#/components/parameters/${name}` });

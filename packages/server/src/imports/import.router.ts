@@ -13,7 +13,7 @@ import { checkLine, type CheckedLine } from "./lines.js";
 import { chunksOf, linesOf, paced, uploadBody, type Received, type ReceivedChunk } from "./upload.js";
 
 const importQuery = storeParams.extend({ kind: z.enum(IMPORT_KINDS).meta({ description: "What each line holds: `orders`, `customers`, `checkouts` or `shipments`.", example: "orders" }) });
-const importParams = storeParams.extend({ import_id: z.coerce.number().int().positive().meta({ description: "The import's id", example: 42 }) });
+const importParams = storeParams.extend({ import_id: z.coerce.number().int().positive().meta({ description: "The import's id (a positive integer; anything else is `422 validation_failed`)", example: 42 }) });
 
 /** Lines of the file's start checked before anything is stored: a file that is not of its kind fails at once. */
 const SAMPLE_LINES = 100;
@@ -209,7 +209,7 @@ export const importRouter = router({
         summary: "An import's status and counts",
         description: "Poll it until `status` is `succeeded`, `failed` or `cancelled`. `processed` counts lines merged or refused; `records_per_second` the pace since it started.",
         protect: true,
-      }, { success: { 200: "The import" }, errors: [...STORE_ERRORS, "IMPORT_NOT_FOUND"] }))
+      }, { success: { 200: "The import" }, errors: [...STORE_ERRORS, "VALIDATION_FAILED", "IMPORT_NOT_FOUND"] }))
     .input(importParams)
     .output<z.ZodType<object, object>>(importSchema)
     .query(async ({ ctx, input }) => toImport(await findOrThrow(ctx, input.import_id))),
@@ -222,7 +222,7 @@ export const importRouter = router({
         summary: "An import's refused lines (NDJSON)",
         description: "One line per refused record, in file order: its line number, its `external_id`, and what a push of it alone would have answered (`status`, `code`, `error`, `details`).",
         protect: true,
-      }, { success: { 200: "The refused lines, one JSON object per line" }, errors: [...STORE_ERRORS, "IMPORT_NOT_FOUND"], stream: { mediaType: "application/x-ndjson", item: importErrorSchema } }))
+      }, { success: { 200: "The refused lines, one JSON object per line" }, errors: [...STORE_ERRORS, "VALIDATION_FAILED", "IMPORT_NOT_FOUND"], stream: { mediaType: "application/x-ndjson", item: importErrorSchema } }))
     .input(importParams)
     .output<z.ZodType<object, object>>(z.looseObject({}))
     .query(async ({ ctx, input }) => {
@@ -238,7 +238,7 @@ export const importRouter = router({
         summary: "Cancel an import",
         description: "Stops a queued or running import: the chunks not merged yet are dropped; what was merged stays merged. Answers the import, `cancelled`.",
         protect: true,
-      }, { success: { 200: "Cancelled" }, errors: [...STORE_ERRORS, "IMPORT_NOT_FOUND", "IMPORT_FINISHED"] }))
+      }, { success: { 200: "Cancelled" }, errors: [...STORE_ERRORS, "VALIDATION_FAILED", "IMPORT_NOT_FOUND", "IMPORT_FINISHED"] }))
     .input(importParams)
     .output<z.ZodType<object, object>>(importSchema)
     .mutation(async ({ ctx, input }) => {
