@@ -28,13 +28,41 @@ export type ClientOptions = {
   strict?: boolean | undefined;
   /**
    * What the client logs: `"debug"` (every request, its answer and time), `"info"`, `"warn"` (retries
-   * and their waits, ignored fields; the default), `"error"` or `"off"`. Defaults to COMMERCE_INGEST_LOG.
+   * and their waits, ignored fields; the default once there is somewhere to log), `"error"` or `"off"`.
+   * Defaults to COMMERCE_INGEST_LOG.
    */
   logLevel?: LogLevel | undefined;
-  /** Where log lines go (default: `console`, on standard error). Any object with debug/info/warn/error, e.g. pino. */
+  /**
+   * Where log lines go: any object with debug/info/warn/error, e.g. pino. Without one the client
+   * writes nothing, unless `logLevel` or COMMERCE_INGEST_LOG asks for lines: they then go to
+   * standard error.
+   */
   logger?: Logger | undefined;
   /** Called before each retry, with why and how long the client waits. */
   onRetry?: ((retry: RetryInfo) => void) | undefined;
+  /** Called as each attempt of each call is sent: for tracing and metrics. */
+  onRequest?: ((event: RequestEvent) => void) | undefined;
+  /** Called as each attempt ends: answered (its status), or not (its error), and how long it took. */
+  onResponse?: ((event: ResponseEvent) => void) | undefined;
+};
+
+/** An attempt of a call, as it is sent (`onRequest`). */
+export type RequestEvent = {
+  method: string;
+  path: string;
+  /** The call's `X-Request-Id`, the same on every attempt. */
+  requestId: string;
+  /** 1 for the first attempt, 2 for the first retry. */
+  attempt: number;
+};
+
+/** An attempt of a call, once it ended (`onResponse`). */
+export type ResponseEvent = RequestEvent & {
+  /** The answer's status; undefined when none came (a network error, a timeout, an abort). */
+  status: number | undefined;
+  durationMs: number;
+  /** What it failed with, when it did (an API error, a timeout...): its `code` says what. */
+  error: CommerceIngestError | undefined;
 };
 
 /** What `onRetry` is told before the client waits and tries again. */
@@ -121,6 +149,25 @@ export class CommerceIngestClient implements Transport {
   readonly #strict: boolean;
   readonly #log: Logger;
   readonly #onRetry: ((retry: RetryInfo) => void) | undefined;
+  readonly #onRequest: ((event: RequestEvent) => void) | undefined;
+  readonly #onResponse: ((event: ResponseEvent) => void) | undefined;
+
+  /** Tells the hooks of an attempt's end; a hook that throws never breaks the call. */
+  #ended(event: RequestEvent, started: number, status: number | undefined, error: CommerceIngestError | undefined): void {
+    try {
+      this.#onResponse?.({ ...event, status, durationMs: Date.now() - started, error });
+    } catch {
+      // The caller's telemetry is not the call's business.
+    }
+  }
+
+  #began(event: RequestEvent): void {
+    try {
+      this.#onRequest?.(event);
+    } catch {
+      // As above.
+    }
+  }
 
   constructor(options: ClientOptions = {}) {
     const apiKey = options.apiKey ?? env("COMMERCE_INGEST_API_KEY");
@@ -136,8 +183,12 @@ export class CommerceIngestClient implements Transport {
     this.#fetch = fetchImpl;
     this.#defaultHeaders = options.defaultHeaders ?? {};
     this.#strict = options.strict ?? true;
-    this.#log = createLogger(options.logLevel ?? parseLogLevel(env("COMMERCE_INGEST_LOG")), options.logger);
+    const level = options.logLevel ?? env("COMMERCE_INGEST_LOG");
+    // Nothing is written anywhere unless asked: a logger given, or a level set.
+    this.#log = options.logger || level !== undefined ? createLogger(parseLogLevel(level), options.logger) : createLogger("off");
     this.#onRetry = options.onRetry;
+    this.#onRequest = options.onRequest;
+    this.#onResponse = options.onResponse;
     this.orders = new Orders(this);
     this.customers = new Customers(this);
     this.checkouts = new Checkouts(this);
@@ -193,15 +244,24 @@ export class CommerceIngestClient implements Transport {
       Authorization: `Bearer ${this.#apiKey}`,
       "X-Request-Id": requestId,
     };
+    const event = { method, path, requestId, attempt: 1 };
+    const started = Date.now();
+    this.#began(event);
     let response: Response;
     try {
       // `duplex`: a streamed body is sent as it is read (Node's fetch asks to be told).
       response = await this.#fetch(`${this.baseUrl}${path}`, { method, headers, body: init.body, signal: options.signal, ...(init.body ? { duplex: "half" } : {}) });
     } catch (error) {
-      if (options.signal?.aborted) throw new AbortError("Request aborted", { cause: error });
-      throw new ConnectionError(`Could not reach ${this.baseUrl}: ${error instanceof Error ? error.message : String(error)}`, requestId, { cause: error });
+      const failure = options.signal?.aborted
+        ? new AbortError("Request aborted", { cause: error })
+        : new ConnectionError(`Could not reach ${this.baseUrl}: ${error instanceof Error ? error.message : String(error)}`, requestId, { cause: error });
+      this.#ended(event, started, undefined, failure);
+      throw failure;
     }
-    if (response.ok) return response;
+    if (response.ok) {
+      this.#ended(event, started, response.status, undefined);
+      return response;
+    }
     const text = await response.text();
     let parsed: unknown = text;
     try {
@@ -209,7 +269,9 @@ export class CommerceIngestClient implements Transport {
     } catch {
       // Not JSON: the text itself.
     }
-    throw APIError.from(response.status, parsed, response.headers, response.headers.get("x-request-id") ?? requestId);
+    const failure = APIError.from(response.status, parsed, response.headers, response.headers.get("x-request-id") ?? requestId);
+    this.#ended(event, started, response.status, failure);
+    throw failure;
   }
 
   async request<T>(method: string, path: string, body: unknown, options: RequestOptions = {}): Promise<ApiResult<T>> {
@@ -242,7 +304,9 @@ export class CommerceIngestClient implements Transport {
       const onAbort = () => controller.abort();
       options.signal?.addEventListener("abort", onAbort, { once: true });
       const started = Date.now();
-      this.#log.debug("commerce-ingest: request", { ...call, attempt: retry + 1 });
+      const event = { ...call, attempt: retry + 1 };
+      this.#log.debug("commerce-ingest: request", event);
+      this.#began(event);
 
       let failure: CommerceIngestError;
       let status: number | undefined;
@@ -265,19 +329,26 @@ export class CommerceIngestClient implements Transport {
         if (response.ok) {
           const ignoredFields = (response.headers.get("x-ignored-fields") ?? "").split(",").map((field) => field.trim()).filter(Boolean);
           if (ignoredFields.length > 0) this.#log.warn("commerce-ingest: fields ignored by the API", { ...call, ignoredFields });
+          this.#ended(event, started, status, undefined);
           return { data: parsed as T, status: response.status, requestId: answeredId, headers: response.headers, ignoredFields };
         }
         failure = APIError.from(response.status, parsed, response.headers, answeredId);
+        this.#ended(event, started, status, failure);
         if (!retryable(response.status)) throw failure;
         waitSeconds = retryAfterSeconds(response.headers);
         // Asked to wait longer than is sensible to block on: say so now, the caller decides.
         if (waitSeconds !== undefined && waitSeconds > MAX_RETRY_AFTER_SECONDS) throw failure;
       } catch (error) {
         if (error instanceof APIError) throw error;
-        if (options.signal?.aborted) throw new AbortError("Request aborted", { cause: error });
+        if (options.signal?.aborted) {
+          const aborted = new AbortError("Request aborted", { cause: error });
+          this.#ended(event, started, undefined, aborted);
+          throw aborted;
+        }
         failure = timedOut
           ? new TimeoutError(`No answer within ${timeout} ms`, requestId, { cause: error })
           : new ConnectionError(`Could not reach ${this.baseUrl}: ${error instanceof Error ? error.message : String(error)}`, requestId, { cause: error });
+        this.#ended(event, started, undefined, failure);
       } finally {
         clearTimeout(timer);
         options.signal?.removeEventListener("abort", onAbort);

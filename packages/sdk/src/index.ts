@@ -1,4 +1,4 @@
-export { CommerceIngestClient, VERSION, type ClientOptions, type RetryInfo } from "./client.js";
+export { CommerceIngestClient, VERSION, type ClientOptions, type RequestEvent, type ResponseEvent, type RetryInfo } from "./client.js";
 export type { ApiResult, RequestOptions, UpsertResult } from "./transport.js";
 export type { Logger, LogLevel } from "./logger.js";
 export { ImportHandle, Imports, type ImportCreateParams, type ImportRecords, type ImportWaitOptions } from "./imports.js";

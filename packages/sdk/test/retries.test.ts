@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ERRORS } from "@commerce-ingest/shared/errors";
-import { AbortError, CommerceIngestClient, ERROR_CODES, RateLimitError, ServerError, TimeoutError, ValidationError, type ClientOptions, type RetryInfo } from "../src/index.js";
+import { AbortError, CommerceIngestClient, ERROR_CODES, type RequestEvent, type ResponseEvent, RateLimitError, ServerError, TimeoutError, ValidationError, type ClientOptions, type RetryInfo } from "../src/index.js";
 
 type Call = { url: string; init: RequestInit };
 
@@ -236,6 +236,43 @@ describe("an import's upload", () => {
       expect(await new Response(init.body).text()).toBe(`${JSON.stringify(customer)}\n`);
     } finally {
       global.CompressionStream = original;
+    }
+  });
+});
+
+describe("telemetry", () => {
+  it("tells each attempt as it is sent and as it ends, with its status, time and error", async () => {
+    const seen: Array<["request", RequestEvent] | ["response", ResponseEvent]> = [];
+    const scripted = scriptedFetch([{ status: 503, body: { error: "Service unavailable", code: "service_unavailable" }, headers: { "Retry-After": "0" } }, ok]);
+    await new CommerceIngestClient({
+      apiKey: "k".repeat(24),
+      baseUrl: "http://api.test",
+      fetch: scripted.fetch,
+      onRequest: (event) => seen.push(["request", event]),
+      onResponse: (event) => seen.push(["response", event]),
+    }).customers.upsert(1, customer, { requestId: "req-telemetry" });
+    const call = { method: "POST", path: "/api/v1/stores/1/customers", requestId: "req-telemetry" };
+    expect(seen).toEqual([
+      ["request", { ...call, attempt: 1 }],
+      ["response", { ...call, attempt: 1, status: 503, durationMs: expect.any(Number), error: expect.objectContaining({ code: "service_unavailable" }) }],
+      ["request", { ...call, attempt: 2 }],
+      ["response", { ...call, attempt: 2, status: 200, durationMs: expect.any(Number), error: undefined }],
+    ]);
+  });
+
+  it("writes nothing to standard error unless given a logger or a level, retries included", async () => {
+    const written = vi.spyOn(console, "error").mockImplementation(() => undefined);
+    const retries: number[] = [];
+    try {
+      const scripted = scriptedFetch([{ status: 503, body: { error: "Service unavailable" }, headers: { "Retry-After": "0" } }, ok]);
+      await new CommerceIngestClient({ apiKey: "k".repeat(24), baseUrl: "http://api.test", fetch: scripted.fetch, onRetry: ({ retry }) => retries.push(retry) }).customers.upsert(1, customer);
+      expect(retries).toEqual([1]);
+      expect(written).not.toHaveBeenCalled();
+      // Asked for lines, with nowhere given for them: standard error.
+      await new CommerceIngestClient({ apiKey: "k".repeat(24), baseUrl: "http://api.test", fetch: scriptedFetch([{ status: 503, body: { error: "Service unavailable" }, headers: { "Retry-After": "0" } }, ok]).fetch, logLevel: "warn" }).customers.upsert(1, customer);
+      expect(written).toHaveBeenCalledWith("commerce-ingest: retrying", expect.objectContaining({ retry: 1 }));
+    } finally {
+      written.mockRestore();
     }
   });
 });
