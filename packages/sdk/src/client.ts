@@ -2,6 +2,7 @@ import packageJson from "../package.json" with { type: "json" };
 import { Imports } from "./imports.js";
 import { AbortError, APIError, CommerceIngestError, ConnectionError, TimeoutError } from "./errors.js";
 import { createLogger, parseLogLevel, type Logger, type LogLevel } from "./logger.js";
+import { PushQueue, type QueueOptions } from "./queue.js";
 import type { ApiResult, RequestOptions, Transport } from "./transport.js";
 import { Checkouts, Customers, Orders, Shipments, bindStore, type StoreScope } from "./resources.js";
 
@@ -197,6 +198,15 @@ export class CommerceIngestClient implements Transport {
   }
 
   /** The same resources with the store given once: `client.store(42).orders.upsert(order)`. */
+  /**
+   * A queue that gathers single pushes into batch requests (see `PushQueue`):
+   * `await queue.orders.push(order)` answers as `orders.upsert` would, at a
+   * batch's cost. `flush()` or `close()` it before the program ends.
+   */
+  queue(storeId: number, options?: QueueOptions): PushQueue {
+    return new PushQueue(this, storeId, options);
+  }
+
   store(storeId: number): StoreScope {
     return {
       storeId,

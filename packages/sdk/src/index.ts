@@ -23,5 +23,6 @@ export {
   type ClientErrorCode,
 } from "./errors.js";
 export { ERROR_CODES } from "./codes.js";
+export { PushQueue, type QueueOptions, type QueuedResource } from "./queue.js";
 export { signWebhookForTest, verifyWebhook, WebhookVerificationError, type SignedWebhook, type VerifyOptions } from "./webhooks.js";
 export type * from "./types.js";

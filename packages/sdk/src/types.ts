@@ -295,6 +295,8 @@ export interface BatchItemResult<T> {
   ignored_fields?: string[] | undefined;
   /** On 422, 500 and 503: the error's message. */
   error?: string | undefined;
+  /** On 422, 500 and 503: the error's stable code, as an error body's (`"validation_failed"`). */
+  code?: string | undefined;
   /** On 422: one entry per failing field of the item. */
   details?: ErrorDetail[] | undefined;
 }
