@@ -10,7 +10,7 @@ function batchFetch(options: { status?: number; hold?: boolean } = {}) {
   const held: Array<() => void> = [];
   const fetchImpl: typeof fetch = async (input, init = {}) => {
     const path = new URL(input instanceof Request ? input.url : String(input)).pathname;
-    const { items } = JSON.parse(String(init.body)) as { items: Array<{ external_id: string }> };
+    const { items } = JSON.parse(init.body as string) as { items: Array<{ external_id: string }> };
     sent.push({ path, items });
     if (options.hold) await new Promise<void>((resolve) => held.push(resolve));
     if (options.status) return new Response(JSON.stringify({ error: "Invalid API key", code: "invalid_api_key" }), { status: options.status, headers: { "Content-Type": "application/json" } });
@@ -72,7 +72,7 @@ describe("a push queue", () => {
   it("fails each push of a batch the service refused whole, and takes no push once closed", async () => {
     const queue = client(batchFetch({ status: 401 }).fetch).queue(7, { lingerMs: 1 });
     const refused = await Promise.allSettled([queue.customers.push({ phone: "+14155552671" }), queue.customers.push({ phone: "+14155552672" })]);
-    expect(refused.map((answer) => answer.status === "rejected" && answer.reason instanceof AuthenticationError && (answer.reason as AuthenticationError).code)).toEqual(["invalid_api_key", "invalid_api_key"]);
+    expect(refused.map((answer) => answer.status === "rejected" && answer.reason instanceof AuthenticationError && (answer.reason).code)).toEqual(["invalid_api_key", "invalid_api_key"]);
     await queue.close();
     await expect(queue.customers.push({ phone: "+14155552671" })).rejects.toMatchObject({ name: "CommerceIngestError", message: "The queue is closed" });
   });
