@@ -1,3 +1,4 @@
+import net from "node:net";
 import { execFile } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -145,7 +146,10 @@ describe.runIf(browserAvailable())("the web console in Chromium", () => {
     await page.close();
   });
 
-  it("follows an import in the store's Imports tab, linked by its address, and downloads its refused lines", async () => {
+  /** The chunks of import files the server has stored so far, from its metrics. */
+  const storedChunks = async () => Number(/^import_upload_chunks_total (\d+)/m.exec(await (await fetch(`${url}/metrics`, { headers: { Authorization: `Bearer ${ADMIN}` } })).text())?.[1] ?? 0);
+
+  it("follows an import in the store's Imports tab, linked by its address, downloads its refused lines, and shows a cut-off upload failed with its code", async () => {
     const { teamId, storeId } = await tenant("Importer");
     const key = await operator(url, ADMIN, "POST", "/admin/v1/keys", { team_id: teamId, name: "backfill" });
     const lines = [...Array.from({ length: 1500 }, (_, i) => JSON.stringify({ external_id: `c-${i}`, phone: `+1202555${String(1000 + i)}` })), '{"external_id":"c-bad","phone":"12"}'];
@@ -156,11 +160,20 @@ describe.runIf(browserAvailable())("the web console in Chromium", () => {
     });
     expect(upload.status).toBe(202);
     const { id } = (await upload.json()) as { id: number };
+    // Another upload, cut off once its first chunk is stored: it shows as failed, with why.
+    const chunksBefore = await storedChunks();
+    const cut = net.connect(Number(new URL(url).port), "127.0.0.1");
+    cut.on("error", () => undefined);
+    cut.write(`POST /api/v1/stores/${storeId}/imports?kind=customers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${String(key.key)}\r\nContent-Type: application/x-ndjson\r\nContent-Length: 10000000\r\n\r\n${lines.slice(0, 1200).join("\n")}\n`);
     const page = await browser.newPage();
     await join(page, await inviteWithCli(teamId, "owner@importer.example"));
     await page.goto(`${url}/stores/${storeId}/activity?tab=imports`);
     const row = page.getByRole("row", { name: new RegExp(`#${id} customers`) });
     await expect.poll(() => row.textContent()).toMatch(/succeeded.*1,501 \/ 1,501.*1,500.*0.*1/);
+    await expect.poll(storedChunks).toBeGreaterThan(chunksBefore);
+    cut.destroy();
+    const failed = page.getByRole("row", { name: new RegExp(`#${id + 1} customers`) });
+    await expect.poll(() => failed.textContent()).toMatch(/failed\s*upload_interrupted the upload ended before the whole file arrived/);
     expect(await page.getByRole("tab", { name: "Imports" }).getAttribute("aria-selected")).toBe("true");
     await page.setViewportSize({ width: 1280, height: 720 });
     await shot(page, "09-imports");
