@@ -1,6 +1,10 @@
 import { createTRPCClient, httpLink, TRPCClientError } from "@trpc/client";
 import type { ConsoleRouter } from "../src/api/console/console.router.js";
-import { ADMIN_TOKEN, type TestServer } from "./helpers.js";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll } from "vitest";
+import { ADMIN_TOKEN, startTestServer, type TestServer } from "./helpers.js";
 
 /**
  * A browser's view of the console: tRPC's own client over HTTP, with a cookie
@@ -51,4 +55,40 @@ export async function failure(call: Promise<unknown>): Promise<Failure> {
     throw error;
   }
   throw new Error("the call succeeded");
+}
+
+/**
+ * The console tests' shared setup: one server serving a console build of its
+ * own (an index page and a hashed asset), sign-ins throttled at 3 an e-mail.
+ * A test file calls `withConsoleServer()` once; the bindings below are its own.
+ */
+export let server: TestServer;
+export let consoleDir: string;
+export const PASSWORD = "a long enough password";
+
+export function withConsoleServer(): void {
+  beforeAll(async () => {
+    consoleDir = fs.mkdtempSync(path.join(os.tmpdir(), "console-"));
+    fs.mkdirSync(path.join(consoleDir, "assets"));
+    fs.writeFileSync(path.join(consoleDir, "index.html"), "<!doctype html><title>Console</title><div id=root></div>");
+    fs.writeFileSync(path.join(consoleDir, "assets", "app-1a2b3c.js"), "console.log('app');\n".repeat(200));
+    server = await startTestServer({ consoleDir, signInLimits: { perEmail: 3, perAddress: 1000, windowSeconds: 60 } });
+  });
+  afterAll(async () => {
+    await server?.close();
+    fs.rmSync(consoleDir, { recursive: true, force: true });
+  });
+}
+
+let seq = 0;
+export const uniqueEmail = (name: string) => `${name}.${Date.now()}.${++seq}@example.com`;
+
+/** A tenant with a signed-in member. */
+export async function signedInTenant() {
+  const tenant = await server.createTenant();
+  const email = uniqueEmail("owner");
+  const { token } = await invite(server, tenant.team.id, email);
+  const browser = consoleBrowser(server);
+  await browser.client.invitation.accept.mutate({ token, password: PASSWORD });
+  return { ...tenant, email, browser };
 }
