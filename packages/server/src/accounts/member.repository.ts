@@ -167,6 +167,18 @@ export function touchSession(db: Executor, tokenHash: string, idleSeconds: numbe
     .executeTakeFirst();
 }
 
+/** Whether a session can still be used (not signed out, not expired, its member still in the team), without counting as its use. */
+export async function sessionUsable(db: Executor, sessionId: number, idleSeconds: number): Promise<boolean> {
+  const row = await db
+    .selectFrom("sessions")
+    .select("id")
+    .where("id", "=", sessionId)
+    .where("expires_at", ">", sql<Date>`now()`)
+    .where("last_seen_at", ">", sql<Date>`now() - make_interval(secs => ${idleSeconds})`)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 export async function deleteSession(db: Executor, tokenHash: string): Promise<void> {
   await db.deleteFrom("sessions").where("token_hash", "=", tokenHash).execute();
 }

@@ -204,6 +204,15 @@ export async function findSession(db: Db, settings: AccountSettings, token: stri
   return row && { sessionId: row.session_id, memberId: row.member_id, accountId: row.account_id, email: row.email, teamId: row.team_id, teamName: row.team_name };
 }
 
+/**
+ * Whether a session found earlier can still be used: it ends at sign-out, when
+ * its member is removed (the row goes with the member), and at expiry. For a
+ * long-lived connection (the live view), which must end with its session.
+ */
+export function sessionUsable(db: Db, settings: AccountSettings, sessionId: number): Promise<boolean> {
+  return repo.sessionUsable(db, sessionId, settings.sessionIdleSeconds);
+}
+
 export async function signOut(db: Db, token: string | undefined): Promise<void> {
   if (token) await repo.deleteSession(db, hashToken(token));
 }

@@ -1,5 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { failure, server, signedInTenant, withConsoleServer } from "../../../test/console.js";
+import { consoleBrowser, failure, PASSWORD, server, signedInTenant, uniqueEmail, withConsoleServer } from "../../../test/console.js";
+
+/** Reads a live stream to its end (the server ends it), answering what it sent. */
+async function readToEnd(stream: Response): Promise<string> {
+  const reader = stream.body?.getReader();
+  let text = "";
+  for (;;) {
+    const chunk = await reader?.read();
+    if (!chunk || chunk.done) return text;
+    text += new TextDecoder().decode(chunk.value);
+  }
+}
 
 withConsoleServer();
 
@@ -146,5 +157,31 @@ describe("stores, activity and the request log", () => {
     expect(activity.runs.map((run) => run.flow)).toEqual(["contact_sync"]);
     await owner.browser.client.stores.update.mutate({ id: owner.store.id, paused: true });
     expect((await server.request("POST", `/api/v1/stores/${owner.store.id}/customers`, { key: owner.key, body: { phone: "+14155552671" } })).status).toBe(404);
+  });
+
+  it("the live view's stream ends with its session: at sign-out, and when its member is removed", async () => {
+    const owner = await signedInTenant();
+    const open = (browser: typeof owner.browser) => fetch(`${server.url}/console/live/${owner.store.id}`, { headers: { Cookie: browser.cookieHeader() } });
+    // Signed out: the open stream says why and ends; the browser's reconnection is refused.
+    const signedIn = await open(owner.browser);
+    expect(signedIn.status).toBe(200);
+    const ended = readToEnd(signedIn);
+    await owner.browser.client.session.signOut.mutate();
+    expect(await ended).toContain('event: end\ndata: {"reason":"session_ended"}');
+    expect((await fetch(`${server.url}/console/live/${owner.store.id}`)).status).toBe(401);
+
+    // A second member watching the store, removed by the first: the stream ends too.
+    const first = await signedInTenant();
+    const email = uniqueEmail("watcher");
+    const invitation = await first.browser.client.team.invite.mutate({ email });
+    const watcher = consoleBrowser(server);
+    await watcher.client.invitation.accept.mutate({ token: invitation.url.split("/invite/")[1] ?? "", password: PASSWORD });
+    const watching = await fetch(`${server.url}/console/live/${first.store.id}`, { headers: { Cookie: watcher.cookieHeader() } });
+    expect(watching.status).toBe(200);
+    const removedEnd = readToEnd(watching);
+    const member = (await first.browser.client.team.members.query()).members.find((row) => row.email === email);
+    await first.browser.client.team.remove.mutate({ member_id: member?.id ?? 0 });
+    expect(await removedEnd).toContain('"reason":"session_ended"');
+    expect((await fetch(`${server.url}/console/live/${first.store.id}`, { headers: { Cookie: watcher.cookieHeader() } })).status).toBe(401);
   });
 });

@@ -1,7 +1,7 @@
 import { parseCookie } from "cookie";
 import express, { type Request, type Response } from "express";
 import type { Services } from "../../context.js";
-import { findSession } from "../../accounts/member.service.js";
+import { findSession, sessionUsable } from "../../accounts/member.service.js";
 import { getTeamStore } from "../../tenancy/tenant.service.js";
 import { AppError } from "../../errors.js";
 import { toErrorResponse } from "../../error-response.js";
@@ -18,6 +18,8 @@ const POLL_MS = 250;
 const RECONNECT_MS = 1000;
 /** A comment this often keeps proxies from closing a quiet stream. */
 const HEARTBEAT_MS = 15_000;
+/** How often the stream checks that its session is still there: it ends within this of a sign-out, a removal or an expiry. */
+const SESSION_CHECK_MS = 1_000;
 
 /** One call, as the live view streams it (the console reads this type). */
 export type LiveCall = ReturnType<typeof entryOf>;
@@ -38,9 +40,11 @@ export function createLiveView(services: Services): express.Router {
   live.get("/:storeId", async (req: Request, res: Response) => {
     res.locals.route = `${LIVE_PREFIX}/{store_id}`;
     const storeId = Number(req.params.storeId);
+    let sessionId: number;
     try {
       const session = await findSession(services.db, services.accounts.settings, parseCookie(req.headers.cookie ?? "")[SESSION_COOKIE]);
       if (!session) throw new AppError("SIGN_IN_REQUIRED");
+      sessionId = session.sessionId;
       // Another team's store, or no store at all, answers as an unknown one.
       if (!Number.isSafeInteger(storeId) || storeId <= 0) throw new AppError("ADMIN_STORE_NOT_FOUND");
       await getTeamStore(services.db, session.teamId, storeId);
@@ -89,11 +93,27 @@ export function createLiveView(services: Services): express.Router {
         .finally(() => (reading = false));
     }, POLL_MS);
     const heartbeat = setInterval(() => res.write(": still here\n\n"), HEARTBEAT_MS);
-    req.on("close", () => {
+    // The stream is its session's: once the session is gone (signed out, member removed, expired), so is the stream.
+    // It says why, and the browser's reconnection then meets a 401.
+    const sessionCheck = setInterval(() => {
+      if (closed) return;
+      sessionUsable(services.db, services.accounts.settings, sessionId).then(
+        (usable) => {
+          if (usable || closed) return;
+          stop();
+          res.write(`event: end\ndata: {"reason":"session_ended"}\n\n`);
+          res.end();
+        },
+        (error: unknown) => services.logger.warn({ err: errorForLog(error) }, "live view could not check its session"),
+      );
+    }, SESSION_CHECK_MS);
+    function stop() {
       closed = true;
       clearInterval(poll);
       clearInterval(heartbeat);
-    });
+      clearInterval(sessionCheck);
+    }
+    req.on("close", stop);
   });
   return live;
 }
