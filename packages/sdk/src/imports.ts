@@ -1,8 +1,7 @@
 import type { ApiResult, RequestOptions, Transport } from "./transport.js";
 import { AbortError, CommerceIngestError } from "./errors.js";
+import { storePath } from "./resources.js";
 import type { Import, ImportError, ImportKind } from "./types.js";
-
-const storePath = (storeId: number) => `/api/v1/stores/${encodeURIComponent(String(storeId))}`;
 
 /** Records to import: an array, any iterable or async iterable (a generator, a database cursor), or a Node readable stream in object mode. */
 export type ImportRecords = Iterable<unknown> | AsyncIterable<unknown>;

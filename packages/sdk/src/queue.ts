@@ -1,5 +1,5 @@
 import { APIError, CommerceIngestError } from "./errors.js";
-import { BATCH_LIMIT, BATCH_MAX_BYTES } from "./resources.js";
+import { BATCH_LIMIT, BATCH_MAX_BYTES, storePath } from "./resources.js";
 import type { RequestOptions, Transport, UpsertResult } from "./transport.js";
 import type { BatchItemResult, BatchResult, Checkout, CheckoutInput, Customer, CustomerInput, Order, OrderInput, Shipment, ShipmentInput } from "./types.js";
 
@@ -73,7 +73,7 @@ export class PushQueue {
     this.#lingerMs = lingerMs;
     this.#maxPending = maxPending;
     this.#request = request;
-    const base = `/api/v1/stores/${encodeURIComponent(String(storeId))}`;
+    const base = storePath(storeId);
     this.orders = this.#resource(`${base}/orders`);
     this.customers = this.#resource(`${base}/customers`);
     this.checkouts = this.#resource(`${base}/checkouts`);

@@ -21,7 +21,8 @@ import type {
   ShipmentRecord,
 } from "./types.js";
 
-const storePath = (storeId: number) => `/api/v1/stores/${encodeURIComponent(String(storeId))}`;
+/** A store's path, where every resource, batch and import of it lives. */
+export const storePath = (storeId: number) => `/api/v1/stores/${encodeURIComponent(String(storeId))}`;
 /** External ids may hold any character: `/`, spaces, `?`, `#`, `%`, non-ASCII. */
 const idPath = (externalId: string) => encodeURIComponent(externalId);
 

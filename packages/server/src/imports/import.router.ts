@@ -10,7 +10,7 @@ import * as repo from "./import.repository.js";
 import { toImport } from "./import.view.js";
 import { IMPORT_WRITES } from "./kinds.js";
 import { checkLine, type CheckedLine } from "./lines.js";
-import { chunksOf, linesOf, paced, uploadBody, type Received, type ReceivedChunk } from "./upload.js";
+import { chunksOf, linesOf, mostSentBytes, paced, uploadBody, type Received, type ReceivedChunk } from "./upload.js";
 
 const importQuery = storeParams.extend({ kind: z.enum(IMPORT_KINDS).meta({ description: "What each line holds: `orders`, `customers`, `checkouts` or `shipments`.", example: "orders" }) });
 const importParams = storeParams.extend({ import_id: z.coerce.number().int().positive().meta({ description: "The import's id (a positive integer; anything else is `422 validation_failed`)", example: 42 }) });
@@ -93,7 +93,7 @@ async function receive(ctx: Context & { store: StoreContext }, kind: Import["kin
   if (!NDJSON_TYPES.has(mediaType)) throw new AppError("IMPORT_MEDIA_TYPE");
   const gzipped = isGzipped(upload.headers["content-encoding"]);
   // A declared length no file of the limit can have, gzipped or not, is refused unread.
-  if (Number(upload.headers["content-length"] ?? 0) > settings.uploadLimitBytes * 1.01 + 64 * 1024) throw new AppError("IMPORT_TOO_LARGE");
+  if (Number(upload.headers["content-length"] ?? 0) > mostSentBytes(settings.uploadLimitBytes)) throw new AppError("IMPORT_TOO_LARGE");
   const release = settings.slots.take();
   if (!release) throw new AppError("UPLOADS_BUSY", undefined, { "Retry-After": "5" });
 

@@ -31,6 +31,12 @@ export type UploadLimits = {
  */
 export const heartbeatOf = (staleSeconds: number) => Math.round((staleSeconds * 1000) / 4.5);
 
+/**
+ * The most bytes a file of `limitBytes` can take as sent, gzipped or not
+ * (gzip adds a few bytes per 32 KiB stored): more is not a file of the limit.
+ */
+export const mostSentBytes = (limitBytes: number) => limitBytes + Math.ceil(limitBytes / 1024) + 64 * 1024;
+
 /** Bytes as sent (compressed when sent so). */
 export type Received = { bytes: number };
 
@@ -52,8 +58,7 @@ const isGzip = (data: Buffer) => data[0] === 0x1f && data[1] === 0x8b;
  * ends, say) is a file too large: 413.
  */
 export function uploadBody(request: Readable, gzipped: boolean, received: Received, limitBytes: number): Readable {
-  // gzip adds a few bytes per 32 KiB stored; anything beyond that is not a file of the limit's size.
-  const mostSent = limitBytes + Math.ceil(limitBytes / 1024) + 64 * 1024;
+  const mostSent = mostSentBytes(limitBytes);
   const counted = request.pipe(
     new Transform({
       transform(chunk: Buffer, _encoding, done) {
