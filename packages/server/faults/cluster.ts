@@ -80,12 +80,27 @@ export async function createCluster(port: number, settings: Record<string, strin
     const { stdout } = await run("pgrep", ["-P", String(postmaster)]).catch(() => ({ stdout: "" }));
     return [postmaster, ...stdout.split("\n").filter(Boolean).map(Number)];
   };
+  const send = (pid: number, name: NodeJS.Signals) => {
+    try {
+      process.kill(pid, name);
+    } catch {
+      // a backend that just ended
+    }
+  };
   const signal = async (name: "SIGSTOP" | "SIGCONT") => {
-    for (const pid of await processes()) {
-      try {
-        process.kill(pid, name);
-      } catch {
-        // a backend that just ended
+    if (name === "SIGCONT") {
+      for (const pid of await processes()) send(pid, name);
+      return;
+    }
+    // The postmaster first, so it forks no backend that a list taken before would miss; then its children until
+    // a pass finds none new (a fork under way when the postmaster stopped still completes).
+    const [postmaster, ...children] = await processes();
+    if (postmaster !== undefined) send(postmaster, name);
+    const stopped = new Set<number>();
+    for (let pending = children; pending.length > 0; pending = (await processes()).slice(1).filter((pid) => !stopped.has(pid))) {
+      for (const pid of pending) {
+        send(pid, name);
+        stopped.add(pid);
       }
     }
   };
