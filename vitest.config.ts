@@ -42,7 +42,7 @@ export default defineConfig(async () => {
           extends: true,
           test: {
             name: "sdk",
-            include: ["packages/sdk/test/**/*.test.ts", "examples/**/*.test.ts"],
+            include: ["packages/sdk/test/**/*.test.ts", "packages/local/test/**/*.test.ts", "examples/**/*.test.ts"],
             // The edge runtime's own test runs in its project (below).
             exclude: [...configDefaults.exclude, "packages/sdk/test/edge.test.ts"],
             env: postgresUrl ? { TEST_DATABASE_URL: postgresUrl } : {},
