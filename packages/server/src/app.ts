@@ -15,6 +15,7 @@ import { isLocalAddress } from "./tenancy/auth.middleware.js";
 import { idempotencyRequestOf } from "./requests/idempotency.js";
 import { createRestRouter } from "./api/rest.js";
 import { isUpload } from "./api/http-server.js";
+import type { LiveTraffic } from "./traffic.js";
 import type { Metrics } from "./api/metrics.js";
 import type { RequestLog } from "./requests/request-log.service.js";
 
@@ -77,7 +78,12 @@ export type AppServices = Services & {
   requestLog?: RequestLog;
   /** Prometheus metrics at /metrics; absent where nothing scrapes them. */
   metrics?: Metrics;
+  /** The live API calls imports yield to; absent where this process runs no import. */
+  live?: LiveTraffic;
 };
+
+/** An import's own calls (its upload, its progress read) are not live traffic it should yield to. */
+const IMPORT_PATHS = /^\/api\/v1\/stores\/[^/]+\/imports(?:\/|$)/;
 
 export function createApp(services: AppServices, options: AppOptions): express.Express {
   /**
@@ -114,6 +120,9 @@ export function createApp(services: AppServices, options: AppOptions): express.E
     res.locals.requestId = requestId;
     res.setHeader("X-Request-Id", requestId);
     const started = process.hrtime.bigint();
+    const live = services.live && API_PATHS.test(req.path) && !IMPORT_PATHS.test(req.path) ? services.live : undefined;
+    live?.begin();
+    res.on("close", () => live?.end());
     res.on("finish", () => {
       if (req.method !== "GET" && res.statusCode < 300) services.afterWrite?.();
       const latencyMs = Number((process.hrtime.bigint() - started) / 1000n) / 1000;

@@ -2,6 +2,7 @@ import type { AddressInfo } from "node:net";
 import { resolveAdminToken } from "./tenancy/admin-token.js";
 import { providerFromEnv, startWorker, type Worker } from "./automations/index.js";
 import { startImportRunner } from "./imports/runner.js";
+import { LiveTraffic } from "./traffic.js";
 import { uploadSlots } from "./imports/upload.js";
 import { createSignInLimiters, INVITATION_DAYS, type AccountSettings } from "./accounts/member.service.js";
 import { AccessCache, startAccessSync } from "./tenancy/access-cache.js";
@@ -44,7 +45,9 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
     const worker: Worker | undefined = env.runWorker
       ? startWorker({ db: database.db, logger, provider: providerFromEnv(env) }, env.worker)
       : undefined;
-    const imports = env.imports.runner.concurrency > 0 ? startImportRunner({ db: database.db, logger }, env.imports.runner) : undefined;
+    // Imports in this process yield to the API calls it serves (live pushes first).
+    const live = new LiveTraffic();
+    const imports = env.imports.runner.concurrency > 0 ? startImportRunner({ db: database.db, logger, live }, env.imports.runner) : undefined;
     // The public URL is known once the server listens (PORT may be 0); invitation links read it then.
     const settings: AccountSettings = {
       publicUrl: env.publicUrl ?? "",
@@ -72,6 +75,7 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
         requestLog,
         metrics: createMetrics(database.db, database.pool, accessCache, uploads),
         afterWrite: () => worker?.nudge(),
+        live,
         imports: {
           uploadLimitBytes: env.imports.uploadLimitBytes,
           lineBytes: env.bodyLimitBytes,

@@ -17,6 +17,7 @@ import { migrateToLatest } from "../src/db/migrate.js";
 import { checkStatements } from "../src/db/statement.js";
 import type { Db } from "../src/db/types.js";
 import { createApp } from "../src/app.js";
+import { LiveTraffic } from "../src/traffic.js";
 import { createHttpServer, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "../src/api/http-server.js";
 import { createMetrics } from "../src/api/metrics.js";
 import { createLogger, type Logger } from "../src/logger.js";
@@ -132,7 +133,9 @@ export async function startTestServer(
   }
   const { uploadLimitBytes = 1024 * 1024 * 1024, chunkBytes = 1024 * 1024, uploadsAtOnce = 4, pace, ...runnerOptions } = options.imports ?? {};
   const requestTimeoutMs = options.connections?.requestTimeoutMs ?? DEFAULT_CONNECTION_LIMITS.requestTimeoutMs;
-  const imports = options.imports ? startImportRunner({ db: handle.db, logger }, { concurrency: 2, leaseSeconds: 30, perTeam: 2, pollIntervalMs: 20, ...runnerOptions }) : undefined;
+  // As in production, the imports of this process yield to the API calls it serves (when given a share below 1).
+  const live = new LiveTraffic();
+  const imports = options.imports ? startImportRunner({ db: handle.db, logger, live }, { concurrency: 2, leaseSeconds: 30, perTeam: 2, pollIntervalMs: 20, ...runnerOptions }) : undefined;
   const settings: AccountSettings = { publicUrl: "", sessionIdleSeconds: 3600, sessionMaxSeconds: 24 * 3600, invitationSeconds: 7 * 24 * 3600, ...options.accounts };
   const requestLog = startRequestLog(handle.db, logger, 7 * 24 * 3600);
   // As in production: key lookups cached, forgotten on every change to keys and stores.
@@ -150,6 +153,7 @@ export async function startTestServer(
       requestLog,
       metrics: createMetrics(handle.db, handle.pool),
       afterWrite: () => worker?.nudge(),
+      live,
       imports: {
         uploadLimitBytes,
         lineBytes: options.bodyLimitBytes ?? 1024 * 1024,

@@ -267,3 +267,42 @@ describe("imports", () => {
     ]);
   });
 });
+
+describe("an import beside another team's live pushes", () => {
+  it("yields to them and still finishes, exact, while every push is answered", async () => {
+    const shared = await startTestServer({ imports: { liveShare: 0.2 } });
+    try {
+      const importer = await shared.createTenant();
+      const neighbour = await shared.createTenant();
+      const orders = Array.from({ length: 2_500 }, (_, i) => ({
+        external_id: `live-${i}`,
+        placed_at: "2026-11-22T10:00:00Z",
+        total_price: 10 + (i % 7),
+        customer: { external_id: `c-${i % 300}`, phone: `+1202555${String(1000 + (i % 300))}` },
+      }));
+      const created = await upload(shared, importer, "orders", gzipSync(ndjson(orders)), { "Content-Encoding": "gzip" });
+      expect(created.status).toBe(202);
+      let done = false;
+      const statuses: number[] = [];
+      const pusher = async (lane: number) => {
+        for (let i = 0; !done; i++) {
+          const res = await shared.request("POST", `/api/v1/stores/${neighbour.store.id}/orders`, {
+            key: neighbour.key,
+            body: { external_id: `n-${lane}-${i}`, placed_at: "2026-11-22T10:00:00Z", total_price: 5, customer: { phone: "+14155552671" } },
+          });
+          statuses.push(res.status);
+        }
+      };
+      const pushers = [pusher(0), pusher(1), pusher(2)];
+      const state = await finished(shared, importer, created.body.id).finally(() => (done = true));
+      await Promise.all(pushers);
+      expect(state).toMatchObject({ status: "succeeded", processed: 2_500, created: 2_500, failed: 0 });
+      expect(statuses.length).toBeGreaterThan(0);
+      expect(new Set(statuses)).toEqual(new Set([201]));
+      const stored = await shared.request("GET", `/api/v1/stores/${neighbour.store.id}/orders?limit=1`, { key: neighbour.key });
+      expect(stored.status).toBe(200);
+    } finally {
+      await shared.close();
+    }
+  });
+});

@@ -45,9 +45,21 @@ export function roundsOf(spec: UpsertSpec<z.ZodType, object>, lines: readonly Ch
   return rounds;
 }
 
-/** Every line of a chunk, checked. */
-export function checkChunk(spec: UpsertSpec<z.ZodType, object>, chunk: { text: Buffer; firstLine: number; gaps: readonly number[] | null }, store: Pick<StoreContext, "country">): CheckedLine[] {
+/**
+ * Every line of a chunk, checked; every `perSlice` lines, `slice` may ask for a pause (to let the event loop
+ * serve live calls: a chunk's check is milliseconds of one thread).
+ */
+export async function checkChunk(
+  spec: UpsertSpec<z.ZodType, object>,
+  chunk: { text: Buffer; firstLine: number; gaps: readonly number[] | null },
+  store: Pick<StoreContext, "country">,
+  slice?: () => Promise<void> | undefined,
+  perSlice = 32,
+): Promise<CheckedLine[]> {
   const checked: CheckedLine[] = [];
-  for (const { line, text } of linesOf(chunk.text, chunk.firstLine, chunk.gaps)) checked.push({ line, item: checkLine(spec, text, store.country) });
+  for (const { line, text } of linesOf(chunk.text, chunk.firstLine, chunk.gaps)) {
+    checked.push({ line, item: checkLine(spec, text, store.country) });
+    if (slice && checked.length % perSlice === 0) await slice();
+  }
   return checked;
 }

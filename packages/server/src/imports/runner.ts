@@ -9,6 +9,7 @@ import { writeItems, type ItemResult } from "../records/write-contract.js";
 import { chunkFailed, chunkMerged, claimChunk, failAbandonedUploads, failImport, lockImport, releaseChunk, startQueued, type ClaimedChunk, type LineRefusal } from "./import.repository.js";
 import { IMPORT_WRITES } from "./kinds.js";
 import { checkChunk, roundsOf, type CheckedLine } from "./lines.js";
+import { LIVE_QUIET_MS, type LiveTraffic } from "../traffic.js";
 
 export type ImportRunnerOptions = {
   /** Chunks this process reads and merges at once (0: this process runs no import). */
@@ -20,6 +21,8 @@ export type ImportRunnerOptions = {
   pollIntervalMs: number;
   /** A receiving upload whose heartbeat stopped this long ago (its server died mid-way, no 202 was sent) fails as interrupted. */
   abandonedAfterSeconds?: number;
+  /** While live calls are served, the share of the time imports take (see `LiveTraffic`); 1 or unset: they never yield. */
+  liveShare?: number;
 };
 
 export type ImportRunner = { nudge(): void; stop(): Promise<void> };
@@ -35,6 +38,10 @@ const READ_AHEAD = 2;
 const STALE_UPLOAD_SECONDS = 45;
 /** Failures of the service's own (not the database's) before an import is failed. */
 const MOST_FAILURES = 5;
+/** The longest pause after a chunk while live calls are served: an import under steady traffic still advances. */
+const LONGEST_YIELD_MS = 2_000;
+/** Lines checked between two looks at the event loop while live calls are served (a few hundred microseconds). */
+const LINES_PER_SLICE = 128;
 
 type Outcome = "merged" | "wait" | "gone";
 
@@ -46,13 +53,18 @@ type Outcome = "merged" | "wait" | "gone";
  * counts and its removal commit together, and a chunk whose process died is
  * taken again once its lease passes.
  */
-export function startImportRunner(deps: { db: Db; logger: Logger }, options: ImportRunnerOptions): ImportRunner {
+export function startImportRunner(deps: { db: Db; logger: Logger; live?: LiveTraffic }, options: ImportRunnerOptions): ImportRunner {
   const holder = `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
   const log = deps.logger.child({ component: "imports" });
   let stopped = false;
   const sleeping = new Set<() => void>();
   /** Chunks read but not merged yet (their turn had not come): kept so the next try need not read them again. */
   const read = new Map<string, CheckedLine[]>();
+  /**
+   * The merge this process is running of each import: the next chunk, checked meanwhile, starts its own as soon
+   * as it ends, instead of finding its turn not come and trying again later.
+   */
+  const merging = new Map<number, Promise<unknown>>();
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -95,10 +107,33 @@ export function startImportRunner(deps: { db: Db; logger: Logger }, options: Imp
     });
   }
 
+  const share = options.liveShare ?? 1;
+  const live = share < 1 ? deps.live : undefined;
+  /** Time given to live calls between slices of checks, which is not the import's own work. */
+  let yieldedMs = 0;
+  /** While live calls are served: let them run between slices of a chunk's check. */
+  const slice = live
+    ? () => {
+        if (!live.busy()) return undefined;
+        const from = performance.now();
+        return new Promise<void>((resolve) =>
+          setImmediate(() => {
+            yieldedMs += performance.now() - from;
+            resolve();
+          }),
+        );
+      }
+    : undefined;
+
   let lastSweep = 0;
   const staleSeconds = options.abandonedAfterSeconds ?? STALE_UPLOAD_SECONDS;
 
-  async function once(): Promise<boolean> {
+  async function once(index: number): Promise<boolean> {
+    // Live calls first: while they are served, one chunk at a time.
+    if (index > 0 && live?.busy()) {
+      await sleep(LIVE_QUIET_MS);
+      return true;
+    }
     if (Date.now() - lastSweep >= (staleSeconds * 1000) / 3) {
       lastSweep = Date.now();
       await failAbandonedUploads(deps.db, staleSeconds);
@@ -108,9 +143,19 @@ export function startImportRunner(deps: { db: Db; logger: Logger }, options: Imp
     const id = `${chunk.import_id}:${chunk.seq}`;
     try {
       const started = performance.now();
-      const lines = read.get(id) ?? checkChunk(IMPORT_WRITES[chunk.kind], { text: inflateRawSync(chunk.body), firstLine: chunk.first_line, gaps: chunk.gaps }, { country: chunk.country });
+      yieldedMs = 0;
+      const lines =
+        read.get(id) ??
+        (await checkChunk(IMPORT_WRITES[chunk.kind], { text: inflateRawSync(chunk.body), firstLine: chunk.first_line, gaps: chunk.gaps }, { country: chunk.country }, slice, LINES_PER_SLICE));
       const checked = performance.now();
-      const outcome = await merge(chunk, lines);
+      const ahead = merging.get(chunk.import_id);
+      if (ahead) await ahead;
+      const merged = merge(chunk, lines);
+      const mine = merged.catch(() => undefined);
+      merging.set(chunk.import_id, mine);
+      const outcome = await merged.finally(() => {
+        if (merging.get(chunk.import_id) === mine) merging.delete(chunk.import_id);
+      });
       log.debug({ importId: chunk.import_id, chunk: chunk.seq, outcome, checkMs: Math.round(checked - started), mergeMs: Math.round(performance.now() - checked) }, "import chunk");
       if (outcome === "wait") {
         // The chunk before it is still being merged (or its process died): let go, and come back to it.
@@ -120,6 +165,8 @@ export function startImportRunner(deps: { db: Db; logger: Logger }, options: Imp
         await sleep(10);
       } else {
         read.delete(id);
+        // Then, while live calls are served, a pause that leaves them the rest of the time.
+        if (live?.busy()) await sleep(Math.min(LONGEST_YIELD_MS, (performance.now() - started - yieldedMs) * (1 / share - 1)));
       }
       return true;
     } catch (error) {
@@ -132,11 +179,11 @@ export function startImportRunner(deps: { db: Db; logger: Logger }, options: Imp
     }
   }
 
-  async function loop(): Promise<void> {
+  async function loop(index: number): Promise<void> {
     let backoffMs = 0;
     while (!stopped) {
       try {
-        const worked = await once();
+        const worked = await once(index);
         backoffMs = 0;
         if (!worked) await sleep(options.pollIntervalMs);
         // Let the event loop take in what arrived meanwhile: the embedded database runs its statements on this
@@ -151,7 +198,7 @@ export function startImportRunner(deps: { db: Db; logger: Logger }, options: Imp
     }
   }
 
-  const loops = Array.from({ length: options.concurrency }, () => loop());
+  const loops = Array.from({ length: options.concurrency }, (_, index) => loop(index));
   return {
     nudge() {
       for (const done of [...sleeping]) done();

@@ -20,22 +20,33 @@ function setAt(value: unknown, path: PhonePath, replacement: string): void {
   if (isNode(parent) && key !== undefined) parent[key] = replacement;
 }
 
-/** The object schema inside optional/nullable wrappers, if the field is an object. */
+const shapes = new WeakMap<z.ZodType, Record<string, z.ZodType> | null>();
+
+/** The object schema inside optional/nullable wrappers, if the field is an object (found once per schema). */
 function objectShape(schema: z.ZodType): Record<string, z.ZodType> | undefined {
-  let inner: z.ZodType = schema;
-  while (inner instanceof z.ZodOptional || inner instanceof z.ZodNullable) inner = inner.unwrap() as z.ZodType;
-  return inner instanceof z.ZodObject ? (inner.shape) : undefined;
+  let shape = shapes.get(schema);
+  if (shape === undefined) {
+    let inner: z.ZodType = schema;
+    while (inner instanceof z.ZodOptional || inner instanceof z.ZodNullable) inner = inner.unwrap() as z.ZodType;
+    shape = inner instanceof z.ZodObject ? inner.shape : null;
+    shapes.set(schema, shape);
+  }
+  return shape ?? undefined;
 }
 
 /** Dotted paths of the fields the schema does not know (free-form fields, such as metadata, have none). */
 export function unknownFields(schema: z.ZodType, value: unknown, prefix = ""): string[] {
   const shape = objectShape(schema);
   if (!shape || !isNode(value) || Array.isArray(value)) return [];
-  return Object.entries(value).flatMap(([key, field]) => {
+  let unknown: string[] | undefined;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
     // Own fields of the shape only: `constructor` or `__proto__` in a body is as unknown as any other name.
     const known = Object.hasOwn(shape, key) ? shape[key] : undefined;
-    return known ? unknownFields(known, field, `${prefix}${key}.`) : [`${prefix}${key}`];
-  });
+    const found = known ? unknownFields(known, value[key], `${prefix}${key}.`) : [`${prefix}${key}`];
+    if (found.length > 0) (unknown ??= []).push(...found);
+  }
+  return unknown ?? [];
 }
 
 /** What the parser made of a body: its value, and the fields it ignored. */

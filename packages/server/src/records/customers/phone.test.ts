@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { normalizePhone, PHONES_REMEMBERED } from "./phone.js";
+import { normalizePhone, phoneReader } from "./phone.js";
 
 describe("normalizePhone", () => {
   it.each([
@@ -34,9 +34,15 @@ describe("normalizePhone", () => {
   });
 
   it("stays right after more distinct phones than it remembers", () => {
-    const phone = (i: number) => `${" ".repeat(Math.floor(i / 9000))}+1202555${String(1000 + (i % 9000)).slice(-4)}`;
-    for (let i = 0; i < PHONES_REMEMBERED + 10; i++) expect(normalizePhone(phone(i), "US")).toEqual({ ok: true, e164: phone(i).trim() });
-    expect(normalizePhone("415.555.2671", "US")).toEqual({ ok: true, e164: "+14155552671" });
-    expect(normalizePhone("+1 555 000 0000", "US")).toMatchObject({ ok: false });
+    const read = phoneReader(1_000);
+    const phone = (i: number) => `${" ".repeat(Math.floor(i / 900))}+1202555${String(1000 + (i % 900)).slice(-4)}`;
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 1_010; i++) expect(read(phone(i), "US")).toEqual({ ok: true, e164: phone(i).trim() });
+    }
+    expect(read("415.555.2671", "US")).toEqual({ ok: true, e164: "+14155552671" });
+    expect(read("415.555.2671", "GB")).toMatchObject({ ok: false });
+    expect(read("+1 555 000 0000", "US")).toMatchObject({ ok: false });
+    expect(read("+14155552671", null)).toEqual({ ok: true, e164: "+14155552671" });
+    expect(read("+14155552671", "FR")).toEqual({ ok: true, e164: "+14155552671" });
   });
 });
