@@ -16,6 +16,7 @@ import { idempotencyRequestOf } from "./requests/idempotency.js";
 import { createRestRouter } from "./api/rest.js";
 import { isUpload } from "./api/http-server.js";
 import type { LiveTraffic } from "./traffic.js";
+import { redactedJson, redactedPath } from "./requests/redact.js";
 import type { Metrics } from "./api/metrics.js";
 import type { RequestLog } from "./requests/request-log.service.js";
 
@@ -82,6 +83,16 @@ export type AppServices = Services & {
   live?: LiveTraffic;
 };
 
+/** The `external_id` a body names, when it names one. */
+function bodyKey(body: unknown): string | null {
+  const key = typeof body === "object" && body !== null ? (body as { external_id?: unknown }).external_id : undefined;
+  return typeof key === "string" && key.length <= 255 ? key : null;
+}
+
+/** How much of a call's bodies the request log keeps: a refusal's whole (to its details), a success's beginning. */
+const REFUSED_BODY_CHARS = 16 * 1024;
+const KEPT_BODY_CHARS = 4 * 1024;
+
 /** An import's own calls (its upload, its progress read) are not live traffic it should yield to. */
 const IMPORT_PATHS = /^\/api\/v1\/stores\/[^/]+\/imports(?:\/|$)/;
 
@@ -90,22 +101,32 @@ export function createApp(services: AppServices, options: AppOptions): express.E
    * An API call goes to its store's request log (no body, phone or key value) when it was authorized for the
    * store, or refused with a key of the store's own team (restricted to another store, deleted, rate limited).
    */
-  function recordForStore(res: Response, method: string, latencyMs: number): void {
+  function recordForStore(req: Request, res: Response, latencyMs: number): void {
     const context = res.locals.context as Context | undefined;
     const authorized = context?.response.authorized ?? context?.response.caller;
     if (!authorized || !services.requestLog || typeof res.locals.route !== "string") return;
+    // Refused calls keep their bodies always; others unless their store says not to, and shorter.
+    const refused = res.statusCode >= 400;
+    const cap = refused ? REFUSED_BODY_CHARS : KEPT_BODY_CHARS;
+    const keep = refused || (context?.response.authorized?.logBodies ?? true);
+    const { requestBody, responseBody } = res.locals as { requestBody?: unknown; responseBody?: unknown };
     services.requestLog.record({
+      path: redactedPath(req.originalUrl),
+      code: typeof res.locals.errorCode === "string" ? res.locals.errorCode : null,
+      request_body: keep && requestBody !== undefined ? redactedJson(requestBody, cap) : null,
+      response_body: keep && responseBody !== undefined ? redactedJson(responseBody, cap) : null,
       store_id: authorized.storeId,
       key_id: authorized.keyId,
       created_at: new Date(),
-      method,
+      method: req.method,
       route: res.locals.route,
       status: res.statusCode,
       error: typeof res.locals.errorMessage === "string" ? res.locals.errorMessage : null,
       request_id: String(res.locals.requestId),
       latency_ms: latencyMs,
       record_kind: context?.response.record?.kind ?? null,
-      record_external_id: context?.response.record?.externalId ?? null,
+      // A refused write names its record by its body's key, so the log can be searched by it.
+      record_external_id: context?.response.record?.externalId ?? bodyKey(requestBody),
       details: Array.isArray(res.locals.errorDetails) ? JSON.stringify(res.locals.errorDetails) : null,
     });
   }
@@ -126,7 +147,7 @@ export function createApp(services: AppServices, options: AppOptions): express.E
     res.on("finish", () => {
       if (req.method !== "GET" && res.statusCode < 300) services.afterWrite?.();
       const latencyMs = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
-      recordForStore(res, req.method, latencyMs);
+      recordForStore(req, res, latencyMs);
       // Unmatched paths share one label: a scanner's thousand paths must not become a thousand series.
       services.metrics?.observe(typeof res.locals.route === "string" ? res.locals.route : "(unmatched)", req.method, res.statusCode, latencyMs / 1000);
       // The route template, not the path: a path can carry a phone number, which logs must not keep.

@@ -92,7 +92,7 @@ export type Context = Services & {
   response: {
     status: number;
     headers?: Record<string, string>;
-    authorized?: { storeId: number; keyId: number };
+    authorized?: { storeId: number; keyId: number; logBodies?: boolean };
     /**
      * The team's own store and key a request named, known even when it was
      * refused (a key restricted to another store, a deleted key, a paused

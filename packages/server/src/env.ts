@@ -67,6 +67,9 @@ const envSchema = z.object({
   COOKIE_SECURE: bool.default(false),
   SESSION_IDLE_MINUTES: z.coerce.number().int().min(1).default(12 * 60),
   SESSION_MAX_HOURS: z.coerce.number().int().min(1).default(7 * 24),
+  /** How long the request log keeps calls (and the bodies it keeps of them). */
+  REQUEST_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(90).optional(),
+  /** The earlier name of REQUEST_LOG_RETENTION_DAYS, still read when the new one is unset. */
   REQUEST_LOG_DAYS: z.coerce.number().int().min(1).max(90).default(7),
   CONSOLE_DIR: z.string().min(1).optional(),
   /** The largest file an import takes, uncompressed. */
@@ -219,7 +222,7 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
       cookieSecure: env.COOKIE_SECURE,
       sessionIdleSeconds: env.SESSION_IDLE_MINUTES * 60,
       sessionMaxSeconds: env.SESSION_MAX_HOURS * 3600,
-      requestLogSeconds: env.REQUEST_LOG_DAYS * 24 * 3600,
+      requestLogSeconds: (env.REQUEST_LOG_RETENTION_DAYS ?? env.REQUEST_LOG_DAYS) * 24 * 3600,
       dir: path.resolve(env.CONSOLE_DIR ?? BUILT_CONSOLE),
     },
   };

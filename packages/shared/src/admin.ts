@@ -26,6 +26,8 @@ export const storeUpdateSchema = z.object({
   country: country.nullish(),
   recovery_delay_seconds: recoveryDelay.optional(),
   paused: z.boolean().optional(),
+  /** False: the request log keeps no bodies of this store's calls (refused calls keep theirs). */
+  log_bodies: z.boolean().optional(),
 });
 export const storeSchema = z.object({
   id,
@@ -34,6 +36,7 @@ export const storeSchema = z.object({
   country: z.string().nullable(),
   recovery_delay_seconds: z.number().int(),
   paused: z.boolean(),
+  log_bodies: z.boolean(),
   created_at: z.string(),
 });
 

@@ -70,7 +70,7 @@ describe.runIf(browserAvailable())("every console page, at 1280 and 390 px", () 
     const api = (method: string, pathname: string, body: string, type = "application/json") =>
       fetch(`${url}/api/v1/stores/${storeId}${pathname}`, { method, headers: { Authorization: `Bearer ${String(key.key)}`, "Content-Type": type }, body });
     await api("POST", "/orders", JSON.stringify({ external_id: "1001", placed_at: "2026-11-20T10:00:00Z", total_price: 42, customer: { phone: "+12025550143", first_name: "Ada" } }));
-    await api("POST", "/orders", JSON.stringify({ external_id: "1002", placed_at: "yesterday", total_price: -1 }));
+    await api("POST", "/orders", JSON.stringify({ external_id: "1002", placed_at: "yesterday", total_price: -1, customer: { phone: "+12025550146", email: "bo@example.com" } }));
     await api("POST", "/imports?kind=customers", '{"external_id":"c-1","phone":"+12025550144"}\n{"external_id":"c-2","phone":"12"}\n', "application/x-ndjson");
     const first = await operator(url, ADMIN, "POST", "/admin/v1/invitations", { team_id: team.id, email: "owner@screens.example" });
     const page = await browser.newPage();
@@ -125,7 +125,9 @@ describe.runIf(browserAvailable())("every console page, at 1280 and 390 px", () 
             const row = page.getByRole("button", { name: new RegExp(`201 POST /api/v1/stores/\\{store_id\\}/orders ${id}`) });
             await row.waitFor();
             await row.click();
-            await page.getByText(`"external_id": "${id}"`).waitFor();
+            // Its request body as sent, and the record as stored now.
+            await page.getByLabel("Request body").getByText(`"external_id": "${id}"`).waitFor();
+            await page.getByRole("heading", { name: new RegExp(`orders ${id}, as stored now`) }).waitFor();
           },
         ],
         ["automations", `/stores/${storeId}/activity?tab=automations`, () => page.getByRole("cell", { name: "post_purchase" }).first().waitFor()],
@@ -137,6 +139,28 @@ describe.runIf(browserAvailable())("every console page, at 1280 and 390 px", () 
             await page.getByRole("cell", { name: "422" }).first().waitFor();
             expect(await page.getByLabel("Status").inputValue()).toBe("4xx");
             expect(await page.getByRole("cell", { name: "201" }).count()).toBe(0);
+            // Status and error in view, at a phone's width too, without scrolling sideways.
+            for (const cell of [page.getByRole("cell", { name: "422" }).first(), page.getByRole("cell", { name: /validation_failed/ }).first()]) {
+              const box = await cell.boundingBox();
+              expect(box && box.x + box.width).toBeLessThanOrEqual(width);
+            }
+          },
+        ],
+        // A refused call opened at its own address: its real path, code, details and bodies, the phone and e-mail masked.
+        [
+          "request",
+          `/stores/${storeId}/activity?tab=requests&code=validation_failed`,
+          async () => {
+            await page.locator("table.requests tbody a").first().click();
+            await page.waitForURL(`**/stores/${storeId}/requests/*`);
+            await page.getByRole("heading", { name: "Request body" }).waitFor();
+            const text = await page.locator(".detail").innerText();
+            expect(text).toContain(`POST /api/v1/stores/${storeId}/orders`);
+            expect(text).toContain("validation_failed");
+            expect(text).toMatch(/total_price/);
+            expect(text).toContain('"phone": "+12•••46"');
+            expect(text).toContain('"email": "b•••@example.com"');
+            expect(text).not.toMatch(/2025550146|bo@example/);
           },
         ],
         ["imports", `/stores/${storeId}/activity?tab=imports`, () => page.getByRole("cell", { name: "succeeded" }).first().waitFor()],

@@ -116,6 +116,8 @@ export function createRestRouter(options: RestAdapterOptions): express.Router {
       // Path parameters win over body fields of the same name. The body also goes alone in the
       // context: the shop API's body parser reads it there, never mixed with the path.
       const input: Record<string, unknown> = { ...(route.method === "GET" || upload ? req.query : body.value), ...req.params };
+      // For the request log: the body as parsed (it masks and cuts it when it keeps it).
+      if (body.value !== undefined) res.locals.requestBody = body.value;
 
       const ctx = options.createContext(req, res, body);
       res.locals.context = ctx;
@@ -133,6 +135,7 @@ export function createRestRouter(options: RestAdapterOptions): express.Router {
         } else if (route.contract?.stream) {
           await sendLines(res, ctx.response.status, route.contract.stream.mediaType, (result as { lines: AsyncIterable<unknown> }).lines);
         } else {
+          res.locals.responseBody = result;
           res.status(ctx.response.status).json(result);
         }
       } catch (error) {
@@ -159,6 +162,8 @@ export function createRestRouter(options: RestAdapterOptions): express.Router {
         if (response.unexpected !== undefined) options.onUnexpectedError(response.unexpected, req, res);
         res.locals.errorMessage = response.body.error;
         res.locals.errorDetails = response.body.details;
+        res.locals.errorCode = response.body.code;
+        res.locals.responseBody = response.body;
         // An upload refused before it was read whole: answered so that the client reads it (see `refuseTooLarge`).
         if (upload && !req.complete) lingerAfterAnswer(req);
         sendError(res, response);

@@ -17,6 +17,8 @@ export interface StoreTable {
   country: string | null;
   recovery_delay_seconds: Generated<number>;
   paused: Generated<boolean>;
+  /** False: its calls keep no bodies in the request log (refused calls keep theirs). */
+  log_bodies: Generated<boolean>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
 }
@@ -88,6 +90,13 @@ export interface RequestLogTable {
   record_external_id: ColumnType<string | null, string | null | undefined, never>;
   /** A refusal's `details`: the fields it named. */
   details: ColumnType<unknown, string | null | undefined, never>;
+  /** The path as sent (phones and e-mails in it masked), with its query. */
+  path: ColumnType<string | null, string | null | undefined, never>;
+  /** The error's code, when it was refused. */
+  code: ColumnType<string | null, string | null | undefined, never>;
+  /** The bodies as JSON, phones and e-mails masked, cut at a size (see `requests/redact.ts`). */
+  request_body: ColumnType<string | null, string | null | undefined, never>;
+  response_body: ColumnType<string | null, string | null | undefined, never>;
 }
 
 /** A customer's profile, as the shop sends it and as a contact sync copies it to the customer's contact. */

@@ -27,7 +27,15 @@ export async function deleteEntriesBefore(db: Executor, retentionSeconds: number
 
 export type RequestLogFilter = {
   storeId: number;
-  status?: "2xx" | "4xx" | "5xx" | undefined;
+  /** A class (`4xx`) or one status (`429`). */
+  status?: string | undefined;
+  code?: string | undefined;
+  /** The route's template, as the list shows it. */
+  route?: string | undefined;
+  keyId?: number | undefined;
+  /** The record the call wrote or named. */
+  externalId?: string | undefined;
+  /** The beginning of a request id. */
   requestId?: string | undefined;
   /** Calls at or after this time, and before `to`. */
   from?: string | undefined;
@@ -41,13 +49,20 @@ export function listEntries(db: Executor, filter: RequestLogFilter) {
   let query = db
     .selectFrom("request_log as r")
     .leftJoin("api_keys as k", "k.id", "r.key_id")
-    .select(["r.id", "r.created_at", "r.method", "r.route", "r.status", "r.error", "r.request_id", "r.latency_ms", "k.name as key_name", "k.last4 as key_last4"])
+    .select(["r.id", "r.created_at", "r.method", "r.route", "r.path", "r.status", "r.code", "r.error", "r.request_id", "r.latency_ms", "r.record_external_id", "k.name as key_name", "k.last4 as key_last4"])
     .where("r.store_id", "=", filter.storeId);
-  if (filter.status) {
+  if (filter.status?.endsWith("xx")) {
     const floor = Number(filter.status[0]) * 100;
     query = query.where("r.status", ">=", floor).where("r.status", "<", floor + 100);
+  } else if (filter.status) {
+    query = query.where("r.status", "=", Number(filter.status));
   }
-  if (filter.requestId) query = query.where("r.request_id", "=", filter.requestId);
+  if (filter.code) query = query.where("r.code", "=", filter.code);
+  if (filter.route) query = query.where("r.route", "=", filter.route);
+  if (filter.keyId) query = query.where("r.key_id", "=", filter.keyId);
+  if (filter.externalId) query = query.where("r.record_external_id", "=", filter.externalId);
+  // A prefix, its LIKE wildcards taken as themselves.
+  if (filter.requestId) query = query.where("r.request_id", "like", `${filter.requestId.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
   if (filter.from) query = query.where("r.created_at", ">=", sql<Date>`${filter.from}::timestamptz`);
   if (filter.to) query = query.where("r.created_at", "<", sql<Date>`${filter.to}::timestamptz`);
   if (filter.before) query = query.where(sql<boolean>`(r.created_at, r.id) < (${filter.before.at}::timestamptz, ${filter.before.id}::bigint)`);

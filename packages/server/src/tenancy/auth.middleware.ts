@@ -89,7 +89,7 @@ export async function authorize(ctx: Context, rawInput: unknown, meta: Meta | un
   if (access.key_store_id !== null && access.key_store_id !== access.store_id) throw new AppError("STORE_FORBIDDEN");
   if (access.store_paused) throw new AppError("STORE_NOT_FOUND");
 
-  ctx.response.authorized = { storeId: access.store_id, keyId: access.key_id };
+  ctx.response.authorized = { storeId: access.store_id, keyId: access.key_id, logBodies: access.store_log_bodies ?? true };
   const store: StoreContext = {
     id: access.store_id,
     teamId: access.store_team_id,

@@ -23,7 +23,7 @@ export function insertStore(
 export function updateStore(
   db: Executor,
   id: number,
-  patch: { name?: string; country?: string | null; recovery_delay_seconds?: number; paused?: boolean },
+  patch: { name?: string; country?: string | null; recovery_delay_seconds?: number; paused?: boolean; log_bodies?: boolean },
 ) {
   return db
     .updateTable("stores")
@@ -137,6 +137,7 @@ export function findKeyAccess(db: Executor, keyHash: string, storeId: number | u
       "s.paused as store_paused",
       "s.country as store_country",
       "s.recovery_delay_seconds as store_recovery_delay_seconds",
+      "s.log_bodies as store_log_bodies",
       // Set ahead on a rolled key: when it stops working.
       "k.deleted_at as key_expires_at",
     ])

@@ -31,6 +31,7 @@ export function toStore(row: StoreRow): Store {
     country: row.country,
     recovery_delay_seconds: row.recovery_delay_seconds,
     paused: row.paused,
+    log_bodies: row.log_bodies,
     created_at: formatTimestamp(row.created_at),
   };
 }
@@ -83,7 +84,7 @@ export async function createStore(
 export async function updateStore(
   db: Db,
   id: number,
-  patch: { name?: string | undefined; country?: string | null | undefined; recovery_delay_seconds?: number | undefined; paused?: boolean | undefined },
+  patch: { name?: string | undefined; country?: string | null | undefined; recovery_delay_seconds?: number | undefined; paused?: boolean | undefined; log_bodies?: boolean | undefined },
 ): Promise<Store> {
   checkCountry(patch.country);
   const changes = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));

@@ -10,14 +10,15 @@ function StoreRow({ store }: { store: Store }) {
   const queryClient = useQueryClient();
   const [country, setCountry] = useState(store.country ?? "");
   const [delayMinutes, setDelayMinutes] = useState(String(store.recovery_delay_seconds / 60));
+  const [logBodies, setLogBodies] = useState(store.log_bodies);
   const save = useMutation({
-    mutationFn: (patch: { name?: string; country?: string | null; recovery_delay_seconds?: number; paused?: boolean }) => trpc.stores.update.mutate({ id: store.id, ...patch }),
+    mutationFn: (patch: { name?: string; country?: string | null; recovery_delay_seconds?: number; paused?: boolean; log_bodies?: boolean }) => trpc.stores.update.mutate({ id: store.id, ...patch }),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ["stores"] }),
   });
   const problem = save.isError ? problemOf(save.error) : undefined;
   const submit = (event: FormEvent) => {
     event.preventDefault();
-    save.mutate({ country: country.trim() === "" ? null : country.trim(), recovery_delay_seconds: Math.round(Number(delayMinutes) * 60) });
+    save.mutate({ country: country.trim() === "" ? null : country.trim(), recovery_delay_seconds: Math.round(Number(delayMinutes) * 60), log_bodies: logBodies });
   };
   return (
     <tr>
@@ -46,6 +47,9 @@ function StoreRow({ store }: { store: Store }) {
           <Field label="Recovery delay (minutes)" error={problem?.fields.recovery_delay_seconds}>
             <input type="number" min={0} step="any" value={delayMinutes} onChange={(event) => setDelayMinutes(event.target.value)} />
           </Field>
+          <label className="check">
+            <input type="checkbox" checked={logBodies} onChange={(event) => setLogBodies(event.target.checked)} /> Keep call bodies
+          </label>
           <button type="submit" disabled={save.isPending}>
             Save
           </button>

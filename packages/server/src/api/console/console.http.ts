@@ -67,7 +67,7 @@ export function createConsoleApi(services: Services): express.Router {
 }
 
 /** The console's client routes: each answers with the app's index.html, and nothing else does. */
-const CLIENT_ROUTE = /^\/(?:sign-in|invite\/[^/]+|settings(?:\/[\w-]+)?|stores(?:\/\d+(?:\/[\w-]+)?)?|team|audit)?\/?$/;
+const CLIENT_ROUTE = /^\/(?:sign-in|invite\/[^/]+|settings(?:\/[\w-]+)?|stores(?:\/\d+(?:\/[\w-]+(?:\/\d+)?)?)?|team|audit)?\/?$/;
 
 /**
  * The built single-page app: hashed assets cached for a year, index.html for

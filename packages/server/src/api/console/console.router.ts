@@ -102,14 +102,18 @@ export const consoleRouter = router({
       return store;
     }),
     update: memberProcedure
-      .input(storeUpdateSchema.pick({ name: true, country: true, recovery_delay_seconds: true, paused: true }).extend({ id }))
+      .input(storeUpdateSchema.pick({ name: true, country: true, recovery_delay_seconds: true, paused: true, log_bodies: true }).extend({ id }))
       .mutation(async ({ ctx, input: { id: storeId, ...patch } }) => {
         await tenants.getTeamStore(ctx.db, ctx.session.teamId, storeId);
         const store = await tenants.updateStore(ctx.db, storeId, patch);
         const what = `store ${store.id} (${store.name})`;
         if (patch.paused !== undefined) await audit(ctx, patch.paused ? "store.paused" : "store.resumed", what);
         if (patch.name !== undefined) await audit(ctx, "store.renamed", what);
-        const settings = [patch.country !== undefined ? `country ${store.country ?? "none"}` : "", patch.recovery_delay_seconds !== undefined ? `recovery delay ${store.recovery_delay_seconds} s` : ""].filter(Boolean);
+        const settings = [
+          patch.country !== undefined ? `country ${store.country ?? "none"}` : "",
+          patch.recovery_delay_seconds !== undefined ? `recovery delay ${store.recovery_delay_seconds} s` : "",
+          patch.log_bodies !== undefined ? `call bodies ${store.log_bodies ? "kept" : "not kept"}` : "",
+        ].filter(Boolean);
         if (settings.length > 0) await audit(ctx, "store.changed", `${what}: ${settings.join(", ")}`);
         return store;
       }),
@@ -136,7 +140,15 @@ export const consoleRouter = router({
       .input(
         z.object({
           store_id: id,
-          status: z.enum(["2xx", "4xx", "5xx"]).optional(),
+          status: z
+            .string()
+            .trim()
+            .regex(/^(?:[1-5]xx|[1-5][0-9]{2})$/, "must be a status, such as 422, or a class: 2xx, 4xx or 5xx")
+            .optional(),
+          code: z.string().trim().regex(/^[a-z_]{1,64}$/, "must be an error code, such as validation_failed").optional(),
+          route: z.string().trim().startsWith("/", "must be a route, such as /api/v1/stores/{store_id}/orders").max(200).optional(),
+          key_id: id.optional(),
+          external_id: z.string().trim().min(1).max(255).optional(),
           request_id: z.string().trim().max(128).optional(),
           from: timestampSchema.optional(),
           to: timestampSchema.optional(),
@@ -146,7 +158,19 @@ export const consoleRouter = router({
       )
       .query(async ({ ctx, input }) => {
         await tenants.getTeamStore(ctx.db, ctx.session.teamId, input.store_id);
-        return listRequests(ctx.db, { storeId: input.store_id, status: input.status, requestId: input.request_id || undefined, from: input.from, to: input.to, before: input.before, limit: input.limit });
+        return listRequests(ctx.db, {
+          storeId: input.store_id,
+          status: input.status,
+          code: input.code,
+          route: input.route,
+          keyId: input.key_id,
+          externalId: input.external_id,
+          requestId: input.request_id || undefined,
+          from: input.from,
+          to: input.to,
+          before: input.before,
+          limit: input.limit,
+        });
       }),
   }),
 
@@ -172,7 +196,25 @@ export const consoleRouter = router({
       const entry = await ctx.db
         .selectFrom("request_log as r")
         .leftJoin("api_keys as k", "k.id", "r.key_id")
-        .select(["r.id", "r.created_at", "r.method", "r.route", "r.status", "r.error", "r.details", "r.request_id", "r.latency_ms", "k.name as key_name", "k.last4 as key_last4", "r.record_kind", "r.record_external_id"])
+        .select([
+          "r.id",
+          "r.created_at",
+          "r.method",
+          "r.route",
+          "r.path",
+          "r.status",
+          "r.code",
+          "r.error",
+          "r.details",
+          "r.request_id",
+          "r.latency_ms",
+          "r.request_body",
+          "r.response_body",
+          "k.name as key_name",
+          "k.last4 as key_last4",
+          "r.record_kind",
+          "r.record_external_id",
+        ])
         .where("r.store_id", "=", store.id)
         .where("r.id", "=", input.id)
         .executeTakeFirst();
@@ -202,8 +244,12 @@ export const consoleRouter = router({
         at: entry.created_at.toISOString(),
         method: entry.method,
         route: entry.route,
+        path: entry.path,
         status: entry.status,
+        code: entry.code,
         error: entry.error,
+        request_body: entry.request_body,
+        response_body: entry.response_body,
         details: (entry.details ?? null) as Array<{ path: string; message: string }> | null,
         request_id: entry.request_id,
         latency_ms: Math.round(entry.latency_ms * 10) / 10,

@@ -61,7 +61,7 @@ export function createLiveView(services: Services): express.Router {
       let q = services.db
         .selectFrom("request_log as r")
         .leftJoin("api_keys as k", "k.id", "r.key_id")
-        .select(["r.id", "r.created_at", "r.method", "r.route", "r.status", "r.error", "r.request_id", "r.latency_ms", "k.name as key_name", "k.last4 as key_last4", "r.record_kind", "r.record_external_id"])
+        .select(["r.id", "r.created_at", "r.method", "r.route", "r.path", "r.status", "r.code", "r.error", "r.request_id", "r.latency_ms", "k.name as key_name", "k.last4 as key_last4", "r.record_kind", "r.record_external_id"])
         .where("r.store_id", "=", storeId);
       if (after !== undefined) q = q.where("r.id", ">", after);
       return q.orderBy("r.id", after === undefined ? "desc" : "asc").limit(after === undefined ? 20 : 200).execute();

@@ -1,55 +1,8 @@
-import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { ErrorLine, Time } from "../../components/ui.js";
-import { problemOf, trpc } from "../../trpc.js";
+import { CallDetail } from "./call.js";
 // The stream's own type: what the server sends, tied to it by the compiler.
 import type { LiveCall } from "../../../../server/src/api/console/live.js";
-
-function CallDetail({ storeId, id }: { storeId: number; id: number }) {
-  const detail = useQuery({ queryKey: ["live-detail", storeId, id], queryFn: () => trpc.live.detail.query({ store_id: storeId, id }) });
-  if (detail.isError) return <ErrorLine error={problemOf(detail.error).message} />;
-  const call = detail.data;
-  if (!call) return <p className="muted">Loading…</p>;
-  return (
-    <div className="detail" aria-label={`Call ${call.request_id}`}>
-      <p>
-        <span className={`badge s${String(call.status)[0]}`}>{call.status}</span>{" "}
-        <code>
-          {call.method} {call.route}
-        </code>{" "}
-        <span className="muted">
-          {call.latency_ms} ms · request <code>{call.request_id}</code> · {call.key ? `key ${call.key.name} (…${call.key.last4})` : "no key"}
-        </span>
-      </p>
-      {call.error && (
-        <p className="error">
-          {call.error}
-          {call.details && call.details.length > 0 && ": " + call.details.map((detail) => `${detail.path || "(body)"} ${detail.message}`).join("; ")}
-        </p>
-      )}
-      {call.record && (
-        <>
-          <h3>
-            {call.record.kind} <code>{call.record.external_id}</code>, as stored now
-          </h3>
-          {call.record.stored ? <pre tabIndex={0}>{JSON.stringify(call.record.stored, null, 2)}</pre> : <p className="muted">Not stored (or erased since).</p>}
-          <h3>Its automation runs</h3>
-          {call.runs.length === 0 ? (
-            <p className="muted">None.</p>
-          ) : (
-            <ul>
-              {call.runs.map((run) => (
-                <li key={run.id}>
-                  <code>{run.flow}</code> <span className={`badge ${run.status}`}>{run.status}</span> {run.last_error && <span className="muted">{run.last_error}</span>}
-                </li>
-              ))}
-            </ul>
-          )}
-        </>
-      )}
-    </div>
-  );
-}
 
 /** The store's calls as they arrive (server-sent events), newest first; a click opens one. */
 export function Live({ storeId }: { storeId: number }) {

@@ -1,0 +1,99 @@
+import { describe, expect, it } from "vitest";
+import { failure, server, signedInTenant, withConsoleServer } from "../../../test/console.js";
+
+withConsoleServer();
+
+const order = (id: string, extra: Record<string, unknown> = {}) => ({
+  external_id: id,
+  placed_at: "2026-11-20T10:00:00Z",
+  total_price: 5,
+  customer: { phone: "+14155550188", email: "ada@example.com", first_name: "Ada" },
+  ...extra,
+});
+
+describe("the request log, as an integrator debugs a call", () => {
+  it("opens a refused call to its real path, key, code, details and bodies, phones, e-mails and names masked", async () => {
+    const owner = await signedInTenant();
+    const refused = await server.request("POST", `/api/v1/stores/${owner.store.id}/orders`, { key: owner.key, body: order("o-bad", { total_price: -1 }) });
+    expect(refused.status).toBe(422);
+    const stored = await server.request("GET", `/api/v1/stores/${owner.store.id}/customers/%2B14155550188`, { key: owner.key });
+    await server.requestLog.flush();
+
+    const [entry] = await owner.browser.client.requests.list.query({ store_id: owner.store.id, status: "422" });
+    expect(entry).toMatchObject({ path: `/api/v1/stores/${owner.store.id}/orders`, status: 422, code: "validation_failed", external_id: "o-bad", key: { last4: owner.key.slice(-4) } });
+    const detail = await owner.browser.client.live.detail.query({ store_id: owner.store.id, id: entry?.id ?? 0 });
+    expect(detail).toMatchObject({ status: 422, code: "validation_failed", details: [{ path: "total_price", message: expect.any(String) }] });
+    expect(JSON.parse(detail.request_body ?? "")).toEqual({ ...order("o-bad", { total_price: -1 }), customer: { phone: "+14•••88", email: "a•••@example.com", first_name: "A•••" } });
+    expect(JSON.parse(detail.response_body ?? "")).toMatchObject({ code: "validation_failed", details: [{ path: "total_price" }] });
+
+    // A phone in the path is masked too; nothing the log keeps names the customer.
+    const [byPhone] = await owner.browser.client.requests.list.query({ store_id: owner.store.id, route: "/api/v1/stores/{store_id}/customers/{external_id}" });
+    expect(byPhone?.status).toBe(stored.status);
+    expect(byPhone?.path).toBe(`/api/v1/stores/${owner.store.id}/customers/${encodeURIComponent("+14•••88")}`);
+    const rows = await server.db.selectFrom("request_log").selectAll().where("store_id", "=", owner.store.id).execute();
+    expect(JSON.stringify(rows)).not.toMatch(/4155550188|ada@example|Ada/);
+  });
+
+  it("filters by exact status, class, code, route, key, record and request id prefix, pages by cursor, and explains a bad filter", async () => {
+    const owner = await signedInTenant();
+    const at = `/api/v1/stores/${owner.store.id}/orders`;
+    for (let i = 0; i < 3; i++) await server.request("POST", at, { key: owner.key, body: order(`ok-${i}`), headers: { "X-Request-Id": `ok-batch-${i}` } });
+    await server.request("POST", at, { key: owner.key, body: order("bad-1", { total_price: "x" }), headers: { "X-Request-Id": "bad-one" } });
+    await server.request("GET", `${at}/missing`, { key: owner.key });
+    await server.requestLog.flush();
+    const list = (filter: Record<string, unknown>) => owner.browser.client.requests.list.query({ store_id: owner.store.id, ...filter });
+
+    expect((await list({ status: "201" })).map((row) => row.external_id).sort()).toEqual(["ok-0", "ok-1", "ok-2"]);
+    expect((await list({ status: "4xx" })).map((row) => row.status).sort()).toEqual([404, 422]);
+    expect((await list({ code: "validation_failed" })).map((row) => row.request_id)).toEqual(["bad-one"]);
+    expect((await list({ route: "/api/v1/stores/{store_id}/orders/{external_id}" })).map((row) => row.status)).toEqual([404]);
+    expect((await list({ external_id: "ok-1" })).map((row) => row.request_id)).toEqual(["ok-batch-1"]);
+    expect((await list({ request_id: "ok-batch" })).map((row) => row.request_id).sort()).toEqual(["ok-batch-0", "ok-batch-1", "ok-batch-2"]);
+    expect(await list({ request_id: "ok_batch" })).toEqual([]);
+    const keyId = (await owner.browser.client.keys.list.query())[0]?.id;
+    expect(await list({ key_id: keyId })).toHaveLength(5);
+
+    const first = await list({ status: "201", limit: 2 });
+    const rest = await list({ status: "201", limit: 2, before: { at: first[1]?.at, id: first[1]?.id } });
+    expect([...first, ...rest].map((row) => row.external_id).sort()).toEqual(["ok-0", "ok-1", "ok-2"]);
+
+    expect(await failure(list({ status: "42" }))).toMatchObject({ code: "BAD_REQUEST", message: expect.stringContaining("must be a status, such as 422, or a class") });
+    expect(await failure(list({ code: "Not A Code" }))).toMatchObject({ code: "BAD_REQUEST", message: expect.stringContaining("must be an error code") });
+  });
+
+  it("keeps no bodies of a store's successful calls when told not to, and still keeps a refusal's", async () => {
+    const owner = await signedInTenant();
+    const updated = await owner.browser.client.stores.update.mutate({ id: owner.store.id, log_bodies: false });
+    expect(updated.log_bodies).toBe(false);
+    const at = `/api/v1/stores/${owner.store.id}/orders`;
+    // The key's access is cached by every process until the store's change reaches it.
+    await expect.poll(async () => {
+      await server.request("POST", at, { key: owner.key, body: order(`quiet-${Date.now()}`) });
+      await server.requestLog.flush();
+      const [latest] = await owner.browser.client.requests.list.query({ store_id: owner.store.id, status: "201", limit: 1 });
+      return (await owner.browser.client.live.detail.query({ store_id: owner.store.id, id: latest?.id ?? 0 })).request_body;
+    }).toBeNull();
+    await server.request("POST", at, { key: owner.key, body: order("loud", { total_price: -3 }) });
+    await server.requestLog.flush();
+    const [refused] = await owner.browser.client.requests.list.query({ store_id: owner.store.id, status: "422" });
+    const detail = await owner.browser.client.live.detail.query({ store_id: owner.store.id, id: refused?.id ?? 0 });
+    expect(JSON.parse(detail.request_body ?? "{}")).toMatchObject({ external_id: "loud", total_price: -3 });
+    const audit = await owner.browser.client.team.audit.query({});
+    expect(JSON.stringify(audit)).toContain("call bodies not kept");
+  });
+
+  it("shows another team's calls to no one: their ids answer as unknown ones do", async () => {
+    const owner = await signedInTenant();
+    const stranger = await signedInTenant();
+    await server.request("POST", `/api/v1/stores/${owner.store.id}/orders`, { key: owner.key, body: order("secret", { total_price: -1 }) });
+    await server.requestLog.flush();
+    const [entry] = await owner.browser.client.requests.list.query({ store_id: owner.store.id });
+    const theirs = await failure(stranger.browser.client.live.detail.query({ store_id: owner.store.id, id: entry?.id ?? 0 }));
+    const unknown = await failure(stranger.browser.client.live.detail.query({ store_id: 999_999_999, id: entry?.id ?? 0 }));
+    expect(theirs).toMatchObject({ code: "NOT_FOUND" });
+    expect(theirs).toEqual(unknown);
+    // Their own store, another store's call id: not found either.
+    expect(await failure(stranger.browser.client.live.detail.query({ store_id: stranger.store.id, id: entry?.id ?? 0 }))).toMatchObject({ code: "NOT_FOUND" });
+    expect(await failure(stranger.browser.client.requests.list.query({ store_id: owner.store.id }))).toMatchObject({ code: "NOT_FOUND" });
+  });
+});
