@@ -60,7 +60,8 @@ describe("the packed local instance in a project outside the workspace", () => {
       await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--save-dev", ...tarballs], { cwd: project, timeout: 400_000 });
       fs.writeFileSync(path.join(project, "orders.test.mjs"), integratorTest);
 
-      const runtimes = [process.execPath, path.join(localDir, "node_modules/node-22/bin/node")];
+      // This Node.js and the newest 22 (the SDK's test dependency, from npm).
+      const runtimes = [process.execPath, path.join(sdkDir, "node_modules/node-22/bin/node")];
       const versions: string[] = [];
       for (const node of runtimes) {
         versions.push((await run(node, ["--version"])).stdout.trim().split(".")[0] ?? "");

@@ -116,7 +116,7 @@ describe.runIf(browserAvailable())("the web console in Chromium", () => {
     await shot(page, "06-stores");
     await page.getByRole("link", { name: "Activity" }).click();
     await page.getByRole("tab", { name: "Request log" }).click();
-    await expect.poll(() => page.getByText("/api/v1/stores/{store_id}/customers").first().isVisible()).toBe(true);
+    await expect.poll(() => page.getByText(`/api/v1/stores/${storeId}/customers`).first().isVisible()).toBe(true);
     // A call refused with the deleted key, made while the log is open, shows in it without a reload.
     const refused = await push(storeId, value);
     expect(refused.status).toBe(401);

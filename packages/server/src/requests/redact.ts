@@ -1,7 +1,8 @@
 /**
  * A body as the request log keeps it: JSON with every phone, e-mail and
- * person's name masked (by field name, `phone`, `email`, `first_name`,
- * `last_name` at any depth, and by shape, any string that is an e-mail or an
+ * personal field masked (by field name at any depth: `phone`, `email`,
+ * `first_name`, `last_name`, `name`, `locale`, `tags`, what a customer's
+ * erasure clears; and by shape, any string that is an e-mail or an
  * international phone, in longer texts too), cut at a size. What an
  * integrator needs to see why a call was refused (the fields, their values,
  * their nesting) stays; what names a person does not, so the erasure of a
@@ -29,10 +30,11 @@ export function maskEmail(text: string): string {
 
 /** `Rosalind` → `R•••`. */
 const maskName = (text: string) => (text === "" ? text : `${text[0] ?? ""}${MASK}`);
-const NAMES = new Set(["first_name", "last_name", "name"]);
+/** A customer's fields that its erasure clears, beside its phone and e-mail (an order's tags are masked alike). */
+const PERSONAL = new Set(["first_name", "last_name", "name", "locale", "tags"]);
 
 function maskString(text: string, field: string | undefined): string {
-  if (field !== undefined && NAMES.has(field)) return maskName(text);
+  if (field !== undefined && PERSONAL.has(field)) return maskName(text);
   if (field === "email" || EMAIL.test(text)) return maskEmail(text);
   if (field === "phone" || field === "to_phone" || (PHONE.test(text) && /\d{7}/.test(text.replace(/\D/g, "")))) return maskPhone(text);
   return text.includes("+") || text.includes("@") ? text.replace(PHONE_IN_TEXT, maskPhone).replace(EMAIL_IN_TEXT, maskEmail) : text;

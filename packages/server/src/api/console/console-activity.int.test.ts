@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { consoleBrowser, failure, PASSWORD, server, signedInTenant, uniqueEmail, withConsoleServer } from "../../../test/console.js";
+import { consoleBrowser, failure, invite, PASSWORD, server, signedInTenant, uniqueEmail, withConsoleServer } from "../../../test/console.js";
+import { startTestServer } from "../../../test/helpers.js";
 
 /** Reads a live stream to its end (the server ends it), answering what it sent. */
 async function readToEnd(stream: Response): Promise<string> {
@@ -183,5 +184,23 @@ describe("stores, activity and the request log", () => {
     await first.browser.client.team.remove.mutate({ member_id: member?.id ?? 0 });
     expect(await removedEnd).toContain('"reason":"session_ended"');
     expect((await fetch(`${server.url}/console/live/${first.store.id}`, { headers: { Cookie: watcher.cookieHeader() } })).status).toBe(401);
+  });
+});
+
+describe("the live view's stream and an expired session", () => {
+  it("ends when its session expires, idle, though the stream itself stays open", async () => {
+    const short = await startTestServer({ accounts: { sessionIdleSeconds: 2 } });
+    try {
+      const tenant = await short.createTenant();
+      const { token } = await invite(short, tenant.team.id, uniqueEmail("idle"));
+      const browser = consoleBrowser(short);
+      await browser.client.invitation.accept.mutate({ token, password: PASSWORD });
+      const stream = await fetch(`${short.url}/console/live/${tenant.store.id}`, { headers: { Cookie: browser.cookieHeader() } });
+      expect(stream.status).toBe(200);
+      expect(await readToEnd(stream)).toContain('event: end\ndata: {"reason":"session_ended"}');
+      expect((await fetch(`${short.url}/console/live/${tenant.store.id}`, { headers: { Cookie: browser.cookieHeader() } })).status).toBe(401);
+    } finally {
+      await short.close();
+    }
   });
 });

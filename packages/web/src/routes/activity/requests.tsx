@@ -90,7 +90,7 @@ export function Requests({ storeId }: { storeId: number }) {
         </label>
       </div>
       <p className="muted">
-        Recent API calls to this store. Open one for its request and response bodies (phones, e-mails and names masked); never key values.
+        Recent API calls to this store. Open one for its request and response bodies (phones, e-mails and other personal fields masked); never key values.
       </p>
       {requests.isError && <ErrorLine error={`These filters cannot be used: ${problemOf(requests.error).message}`} />}
       <table tabIndex={0} className="requests">
