@@ -11,7 +11,7 @@ import { lingerAfterAnswer, refuseTooLarge, sendErrorCode } from "./api/errors.j
 import { bodyBudget } from "./api/body-budget.js";
 import { buildOpenApiDocument } from "./api/openapi.js";
 import { bearerToken, secretsEqual } from "./tenancy/api-key.js";
-import { isLocalAddress } from "./tenancy/auth.middleware.js";
+import { callerOf, isLocalAddress } from "./tenancy/auth.middleware.js";
 import { idempotencyRequestOf } from "./requests/idempotency.js";
 import { createRestRouter } from "./api/rest.js";
 import { isUpload } from "./api/http-server.js";
@@ -89,6 +89,11 @@ function bodyKey(body: unknown): string | null {
   return typeof key === "string" && key.length <= 255 ? key : null;
 }
 
+/** A path under a store: its id (as sent). */
+const STORE_PATH = /^\/api\/v1\/stores\/([^/]+)(?:\/|$)/;
+/** The route of a call that matched none (the metrics' label too). */
+const UNMATCHED = "(unmatched)";
+
 /** How much of a call's bodies the request log keeps: a refusal's whole (to its details), a success's beginning. */
 const REFUSED_BODY_CHARS = 16 * 1024;
 const KEPT_BODY_CHARS = 4 * 1024;
@@ -98,13 +103,26 @@ const IMPORT_PATHS = /^\/api\/v1\/stores\/[^/]+\/imports(?:\/|$)/;
 
 export function createApp(services: AppServices, options: AppOptions): express.Express {
   /**
-   * An API call goes to its store's request log (no body, phone or key value) when it was authorized for the
-   * store, or refused with a key of the store's own team (restricted to another store, deleted, rate limited).
+   * An API call goes to its store's request log (no key value; bodies masked) when it was authorized for the
+   * store, or refused with a key of the store's own team (restricted to another store, deleted, rate limited;
+   * or before any procedure ran: a body too large, an unknown path or method under the store).
    */
   function recordForStore(req: Request, res: Response, latencyMs: number): void {
+    if (!services.requestLog) return;
     const context = res.locals.context as Context | undefined;
     const authorized = context?.response.authorized ?? context?.response.caller;
-    if (!authorized || !services.requestLog || typeof res.locals.route !== "string") return;
+    if (authorized) return writeEntry(req, res, latencyMs, authorized);
+    const store = context || res.statusCode < 400 ? undefined : STORE_PATH.exec(req.path)?.[1];
+    if (store === undefined) return;
+    callerOf(services, req.headers.authorization, store).then(
+      (caller) => caller && writeEntry(req, res, latencyMs, caller),
+      (error: unknown) => services.logger.warn({ err: errorForLog(error) }, "could not tell whose call was refused"),
+    );
+  }
+
+  function writeEntry(req: Request, res: Response, latencyMs: number, authorized: { storeId: number; keyId: number }): void {
+    if (!services.requestLog) return;
+    const context = res.locals.context as Context | undefined;
     // Refused calls keep their bodies always; others unless their store says not to, and shorter.
     const refused = res.statusCode >= 400;
     const cap = refused ? REFUSED_BODY_CHARS : KEPT_BODY_CHARS;
@@ -119,7 +137,7 @@ export function createApp(services: AppServices, options: AppOptions): express.E
       key_id: authorized.keyId,
       created_at: new Date(),
       method: req.method,
-      route: res.locals.route,
+      route: typeof res.locals.route === "string" ? res.locals.route : UNMATCHED,
       status: res.statusCode,
       error: typeof res.locals.errorMessage === "string" ? res.locals.errorMessage : null,
       request_id: String(res.locals.requestId),
@@ -149,7 +167,7 @@ export function createApp(services: AppServices, options: AppOptions): express.E
       const latencyMs = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
       recordForStore(req, res, latencyMs);
       // Unmatched paths share one label: a scanner's thousand paths must not become a thousand series.
-      services.metrics?.observe(typeof res.locals.route === "string" ? res.locals.route : "(unmatched)", req.method, res.statusCode, latencyMs / 1000);
+      services.metrics?.observe(typeof res.locals.route === "string" ? res.locals.route : UNMATCHED, req.method, res.statusCode, latencyMs / 1000);
       // The route template, not the path: a path can carry a phone number, which logs must not keep.
       const route = typeof res.locals.route === "string" ? res.locals.route : undefined;
       services.logger.info(

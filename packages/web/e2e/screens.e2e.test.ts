@@ -128,6 +128,23 @@ describe.runIf(browserAvailable())("every console page, at 1280 and 390 px", () 
             // Its request body as sent, and the record as stored now.
             await page.getByLabel("Request body").getByText(`"external_id": "${id}"`).waitFor();
             await page.getByRole("heading", { name: new RegExp(`orders ${id}, as stored now`) }).waitFor();
+            await row.click();
+            const push = (body: Record<string, unknown>) =>
+              fetch(`${url}/api/v1/stores/${storeId}/orders`, { method: "POST", headers: { Authorization: `Bearer ${apiKey}`, "Content-Type": "application/json" }, body: JSON.stringify(body) });
+            // Paused, a new call is held back (and counted); resumed, it shows.
+            await page.getByRole("button", { name: "Pause" }).click();
+            const held = `held-${width}`;
+            expect((await push({ external_id: held, placed_at: "2026-11-20T10:00:00Z", total_price: 3, customer: { phone: "+12025550147" } })).status).toBe(201);
+            await page.getByText("Paused: 1 new call held back.").waitFor();
+            expect(await page.getByRole("button", { name: new RegExp(held) }).count()).toBe(0);
+            await page.getByRole("button", { name: "Resume" }).click();
+            await page.getByRole("button", { name: new RegExp(`201 POST /api/v1/stores/\\{store_id\\}/orders ${held}`) }).waitFor();
+            // Filtered to 422: a refused push shows, the 201s do not.
+            await page.getByLabel("Status").fill("422");
+            expect((await push({ external_id: `refused-${width}`, placed_at: "2026-11-20T10:00:00Z", total_price: -1 })).status).toBe(422);
+            await page.getByRole("button", { name: /^422 POST/ }).first().waitFor();
+            expect(await page.getByRole("button", { name: /^201 POST/ }).count()).toBe(0);
+            await page.getByLabel("Status").fill("");
           },
         ],
         ["automations", `/stores/${storeId}/activity?tab=automations`, () => page.getByRole("cell", { name: "post_purchase" }).first().waitFor()],
@@ -149,7 +166,7 @@ describe.runIf(browserAvailable())("every console page, at 1280 and 390 px", () 
         // A refused call opened at its own address: its real path, code, details and bodies, the phone and e-mail masked.
         [
           "request",
-          `/stores/${storeId}/activity?tab=requests&code=validation_failed`,
+          `/stores/${storeId}/activity?tab=requests&code=validation_failed&external_id=1002`,
           async () => {
             await page.locator("table.requests tbody a").first().click();
             await page.waitForURL(`**/stores/${storeId}/requests/*`);

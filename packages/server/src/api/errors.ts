@@ -6,6 +6,9 @@ import type { ErrorResponse } from "../error-response.js";
 export { toErrorResponse, type ErrorResponse } from "../error-response.js";
 
 export function sendError(res: Response, response: Pick<ErrorResponse, "status" | "body" | "headers">): void {
+  // For the request log, whoever answered: the error's code and message.
+  res.locals.errorCode ??= response.body.code;
+  res.locals.errorMessage ??= response.body.error;
   res.set(response.headers).status(response.status).json(response.body);
 }
 

@@ -99,6 +99,26 @@ export async function authorize(ctx: Context, rawInput: unknown, meta: Meta | un
   return { store, apiKeyId: access.key_id };
 }
 
+/**
+ * The team's own store and key a call refused before any procedure ran (a body too large, an unknown path
+ * under a store) was made with, so the store's request log can show it; nothing for a key that is not the
+ * store team's. Reads the key as authorization does (cached), and changes nothing: no rate limit is taken.
+ */
+export async function callerOf(
+  deps: { db: Context["db"]; accessCache?: Context["accessCache"] },
+  authorization: string | undefined,
+  rawStoreId: string,
+): Promise<{ storeId: number; keyId: number } | undefined> {
+  const token = authorization === undefined ? undefined : bearerToken(authorization);
+  const storeId = parseStoreId(rawStoreId);
+  if (token === undefined || !looksLikeApiKey(token) || storeId === undefined) return undefined;
+  const keyHash = hashApiKey(token);
+  const load = () => findKeyAccess(deps.db, keyHash, storeId);
+  const access = deps.accessCache ? await deps.accessCache.get(keyHash, storeId, load) : await load();
+  if (!access || access.store_id === null || access.store_team_id !== access.key_team_id) return undefined;
+  return { storeId: access.store_id, keyId: access.key_id };
+}
+
 /** Body problems found by the adapter surface only after authorization (and idempotency), as the contract orders. */
 export function refuseBodyProblem(ctx: Context): void {
   if (ctx.bodyProblem) throw ctx.bodyProblem;

@@ -82,6 +82,36 @@ describe("the request log, as an integrator debugs a call", () => {
     expect(JSON.stringify(audit)).toContain("call bodies not kept");
   });
 
+  it("keeps the calls refused before any procedure ran, made with the team's own key: too large, unknown path, wrong method", async () => {
+    const owner = await signedInTenant();
+    const stranger = await signedInTenant();
+    const base = `/api/v1/stores/${owner.store.id}`;
+    const tooLarge = await server.request("POST", `${base}/orders`, { key: owner.key, rawBody: `{"external_id":"big","pad":"${"x".repeat(1_100_000)}"}`, headers: { "Content-Type": "application/json", "X-Request-Id": "too-large" } });
+    expect(tooLarge.status).toBe(413);
+    const unknownPath = await server.request("POST", `${base}/invoices`, { key: owner.key, body: {}, headers: { "X-Request-Id": "unknown-path" } });
+    expect(unknownPath.status).toBe(404);
+    const wrongMethod = await server.request("DELETE", `${base}/orders`, { key: owner.key, headers: { "X-Request-Id": "wrong-method" } });
+    expect(wrongMethod.status).toBe(405);
+    // Not the team's: another team's key, an unknown key, no key. None of these is this store's to see.
+    await server.request("POST", `${base}/invoices`, { key: stranger.key, body: {}, headers: { "X-Request-Id": "their-key" } });
+    await server.request("POST", `${base}/invoices`, { key: "k".repeat(24), body: {}, headers: { "X-Request-Id": "unknown-key" } });
+    await server.request("POST", `${base}/invoices`, { body: {}, headers: { "X-Request-Id": "no-key" } });
+    await server.requestLog.flush();
+    // The attribution is read asynchronously after the answer: the log shows them once it has.
+    await expect
+      .poll(async () => {
+        await server.requestLog.flush();
+        return (await owner.browser.client.requests.list.query({ store_id: owner.store.id })).map((row) => [row.request_id, row.status, row.code, row.path]).sort();
+      })
+      .toEqual([
+        ["too-large", 413, tooLarge.body.code, `${base}/orders`],
+        ["unknown-path", 404, "not_found", `${base}/invoices`],
+        ["wrong-method", 405, wrongMethod.body.code, `${base}/orders`],
+      ].sort());
+    const theirs = await stranger.browser.client.requests.list.query({ store_id: stranger.store.id });
+    expect(theirs.map((row) => row.request_id)).not.toContain("their-key");
+  });
+
   it("shows another team's calls to no one: their ids answer as unknown ones do", async () => {
     const owner = await signedInTenant();
     const stranger = await signedInTenant();

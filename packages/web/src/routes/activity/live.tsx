@@ -1,12 +1,25 @@
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { ErrorLine, Time } from "../../components/ui.js";
 import { CallDetail } from "./call.js";
 // The stream's own type: what the server sends, tied to it by the compiler.
 import type { LiveCall } from "../../../../server/src/api/console/live.js";
 
-/** The store's calls as they arrive (server-sent events), newest first; a click opens one. */
+/** Whether a call passes the view's filters: a status (`422`) or class (`4xx`), a code, a text in its path or record. */
+function passes(call: LiveCall, filter: { status: string; code: string; text: string }): boolean {
+  const status = filter.status.trim().toLowerCase();
+  if (status && !(status.endsWith("xx") ? String(call.status)[0] === status[0] : String(call.status) === status)) return false;
+  if (filter.code.trim() && call.code !== filter.code.trim()) return false;
+  const text = filter.text.trim();
+  return !text || `${call.path ?? call.route} ${call.record?.external_id ?? call.external_id ?? ""} ${call.request_id}`.includes(text);
+}
+
+/** The store's calls as they arrive (server-sent events), newest first; a click opens one. Pause holds new ones back. */
 export function Live({ storeId }: { storeId: number }) {
   const [calls, setCalls] = useState<LiveCall[]>([]);
+  const [paused, setPaused] = useState(false);
+  const [held, setHeld] = useState<LiveCall[]>([]);
+  const pausedRef = useRef(false);
+  const [filter, setFilter] = useState({ status: "", code: "", text: "" });
   const [open, setOpen] = useState<number>();
   const [connected, setConnected] = useState(false);
   const [ended, setEnded] = useState<string>();
@@ -28,7 +41,9 @@ export function Live({ storeId }: { storeId: number }) {
     });
     source.addEventListener("call", (event) => {
       const call = JSON.parse((event as MessageEvent<string>).data) as LiveCall;
-      setCalls((current) => [call, ...current.filter((known) => known.id !== call.id)].slice(0, 200));
+      // Paused: held back (the newest 200), shown at resume; the list stays still to be read.
+      if (pausedRef.current) setHeld((current) => [call, ...current].slice(0, 200));
+      else setCalls((current) => [call, ...current.filter((known) => known.id !== call.id)].slice(0, 200));
     });
     return () => source.close();
   }, [storeId]);
@@ -39,9 +54,43 @@ export function Live({ storeId }: { storeId: number }) {
         caused.
       </p>
       {ended && <ErrorLine error={ended} />}
+      <div className="filters">
+        <button
+          type="button"
+          aria-pressed={paused}
+          onClick={() => {
+            const next = !paused;
+            pausedRef.current = next;
+            setPaused(next);
+            if (!next) {
+              setCalls((current) => [...held, ...current.filter((known) => !held.some((call) => call.id === known.id))].slice(0, 200));
+              setHeld([]);
+            }
+          }}
+        >
+          {paused ? "Resume" : "Pause"}
+        </button>
+        <label>
+          Status
+          <input value={filter.status} placeholder="422 or 4xx" onChange={(event) => setFilter({ ...filter, status: event.target.value })} />
+        </label>
+        <label>
+          Code
+          <input value={filter.code} placeholder="rate_limited" onChange={(event) => setFilter({ ...filter, code: event.target.value })} />
+        </label>
+        <label>
+          Contains
+          <input value={filter.text} placeholder="path, record or request id" onChange={(event) => setFilter({ ...filter, text: event.target.value })} />
+        </label>
+      </div>
+      {paused && (
+        <p className="muted" role="status">
+          Paused: {held.length} new {held.length === 1 ? "call" : "calls"} held back.
+        </p>
+      )}
       {calls.length === 0 && !ended && <p className="muted">No call yet: push something to this store.</p>}
       <ul className="live">
-        {calls.map((call) => (
+        {calls.filter((call) => passes(call, filter)).map((call) => (
           <li key={call.id}>
             <button type="button" className="quiet row" aria-expanded={open === call.id} onClick={() => setOpen(open === call.id ? undefined : call.id)}>
               <span className={`badge s${String(call.status)[0]}`}>{call.status}</span>{" "}
