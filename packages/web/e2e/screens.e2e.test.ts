@@ -107,8 +107,31 @@ describe.runIf(browserAvailable())("every console page, at 1280 and 390 px", () 
       const page = await signedIn(context);
       const pages: Array<[string, string, () => Promise<unknown>]> = [
         ["api-keys", "/settings/api-keys", () => page.getByRole("row", { name: /shop backend/ }).waitFor()],
-        ["stores", "/stores", () => page.getByText("Screens shop").waitFor()],
-        ["overview", `/stores/${storeId}/activity`, () => page.getByRole("img", { name: /Records written, by kind.*orders [1-9]/ }).waitFor()],
+        [
+          "stores",
+          "/stores",
+          async () => {
+            await page.getByText("Screens shop").waitFor();
+            expect(await page.title()).toBe("Stores · Commerce Ingest");
+            // Pausing (every push then answers 404) asks first, in the console's own dialog; cancelled, nothing changes.
+            await page.getByRole("button", { name: `Pause store ${storeId}` }).click();
+            const dialog = page.getByRole("dialog", { name: "Pause the store" });
+            await dialog.getByText("every push to it is answered 404").waitFor();
+            await dialog.getByRole("button", { name: "Cancel" }).click();
+            expect(await page.locator(".badge.paused").count()).toBe(0);
+          },
+        ],
+        [
+          "overview",
+          `/stores/${storeId}/activity`,
+          async () => {
+            await page.getByRole("img", { name: /Records written, by kind.*orders [1-9]/ }).waitFor();
+            // The store by its name, in the heading and the tab's title; the legend's totals shown before any hover.
+            await page.getByRole("heading", { name: `Screens shop (store ${storeId}): activity` }).waitFor();
+            expect(await page.title()).toBe(`Overview · Screens shop (store ${storeId}) · Commerce Ingest`);
+            expect(await page.locator(".u-legend").first().innerText()).not.toContain("--");
+          },
+        ],
         [
           "live",
           `/stores/${storeId}/activity?tab=live`,

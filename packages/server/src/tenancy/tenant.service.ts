@@ -167,7 +167,10 @@ export const MOST_ROLL_OVERLAP_SECONDS = 7 * 24 * 3600;
  * the new key's value is shown once; the old one keeps working for
  * `overlapSeconds` (0: stops at once), then is refused as a deleted key.
  */
-export async function rollApiKey(db: Db, input: { teamId: number; id: number; overlapSeconds: number; createdBy: number | null }): Promise<{ key: CreatedApiKey; previous_expires_at: string }> {
+export async function rollApiKey(
+  db: Db,
+  input: { teamId: number; id: number; overlapSeconds: number; createdBy: number | null },
+): Promise<{ key: CreatedApiKey; previous_expires_at: string; previous_last4: string }> {
   const rolled = await inTransaction(db, async (trx) => {
     const old = await repo.findApiKey(trx, input.id);
     if (!old || old.team_id !== input.teamId) throw new AppError("KEY_NOT_FOUND");
@@ -175,18 +178,18 @@ export async function rollApiKey(db: Db, input: { teamId: number; id: number; ov
     if (!expired?.deleted_at) throw new AppError("KEY_NOT_FOUND");
     const value = generateApiKey();
     const row = await repo.insertApiKey(trx, { team_id: old.team_id, store_id: old.store_id, name: old.name, key_hash: hashApiKey(value), last4: value.slice(-4), created_by: input.createdBy });
-    return { key: { ...toApiKey(row), key: value }, previous_expires_at: formatTimestamp(expired.deleted_at) };
+    return { key: { ...toApiKey(row), key: value }, previous_expires_at: formatTimestamp(expired.deleted_at), previous_last4: old.last4 };
   });
   await told(db);
   return rolled;
 }
 
-export async function renameApiKey(db: Db, teamId: number, id: number, name: string): Promise<{ id: number; name: string }> {
+export async function renameApiKey(db: Db, teamId: number, id: number, name: string): Promise<{ id: number; name: string; previous_name: string; last4: string }> {
   const key = await repo.findApiKey(db, id);
   if (!key || key.team_id !== teamId) throw new AppError("KEY_NOT_FOUND");
   const renamed = await repo.renameApiKey(db, id, name);
   if (!renamed) throw new AppError("KEY_NOT_FOUND");
-  return renamed;
+  return { ...renamed, previous_name: key.name, last4: key.last4 };
 }
 
 export async function deleteApiKey(db: Db, id: number, teamId?: number): Promise<{ team_id: number; name: string; last4: string }> {

@@ -19,7 +19,21 @@ export function Chart({ title, times, series, height = 220 }: { title: string; t
         title,
         width: Math.max(240, element.clientWidth),
         height,
-        series: [{}, ...series.map((one) => ({ label: one.label, stroke: one.color, fill: `${one.color}55`, width: 1, ...(bars ? { paths: bars } : {}) }))],
+        // The legend says each series' total until a bucket is pointed at (uPlot's own shows "--" then).
+        series: [
+          { value: (_self, time: number | null) => (time === null ? "In all" : new Date(time * 1000).toLocaleString()) },
+          ...series.map((one) => {
+            const total = one.values.reduce((a, b) => a + b, 0);
+            return {
+              label: one.label,
+              stroke: one.color,
+              fill: `${one.color}55`,
+              width: 1,
+              value: (_self: uPlot, value: number | null, _index: number, bucket: number | null) => String(bucket === null ? total : (value ?? 0)),
+              ...(bars ? { paths: bars } : {}),
+            };
+          }),
+        ],
         axes: [{}, { size: 50 }],
         scales: { y: { range: (_self, _min, max) => [0, Math.max(1, max)] } },
       },

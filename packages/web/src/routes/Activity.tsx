@@ -1,4 +1,7 @@
+import { useQuery } from "@tanstack/react-query";
 import { Link, useParams, useSearchParams } from "react-router";
+import { usePageTitle } from "../components/ui.js";
+import { trpc } from "../trpc.js";
 import { Automations } from "./activity/automations.js";
 import { Imports } from "./activity/imports.js";
 import { Live } from "./activity/live.js";
@@ -14,12 +17,16 @@ export function Activity() {
   const [search, setSearch] = useSearchParams();
   const asked = search.get("tab");
   const tab: Tab = asked && asked in TABS ? (asked as Tab) : "overview";
+  const stores = useQuery({ queryKey: ["stores"], queryFn: () => trpc.stores.list.query() });
+  const name = stores.data?.find((store) => store.id === storeId)?.name;
+  const title = name ? `${name} (store ${storeId})` : `Store ${storeId}`;
+  usePageTitle(`${TABS[tab]} · ${title}`);
   return (
     <section>
       <p>
         <Link to="/stores">← Stores</Link>
       </p>
-      <h1>Store {storeId}: activity</h1>
+      <h1>{title}: activity</h1>
       <div role="tablist" className="tabs">
         {(Object.keys(TABS) as Tab[]).map((name) => (
           <button key={name} type="button" role="tab" aria-selected={tab === name} onClick={() => setSearch(name === "overview" ? {} : { tab: name })}>

@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent, type ReactNode } from "react";
-import { CopyButton, Dialog, ErrorLine, Field, FormProblem, Time } from "../components/ui.js";
+import { CopyButton, Dialog, ErrorLine, Field, FormProblem, Time, usePageTitle, RenameButton } from "../components/ui.js";
 import { problemOf, trpc } from "../trpc.js";
 
 type Created = Awaited<ReturnType<typeof trpc.keys.create.mutate>>;
@@ -192,6 +192,7 @@ function DeleteKeyDialog({ apiKey, onClose }: { apiKey: Key; onClose: () => void
 }
 
 export function ApiKeys() {
+  usePageTitle("API keys");
   const keys = useQuery({ queryKey: ["keys"], queryFn: () => trpc.keys.list.query() });
   const stores = useQuery({ queryKey: ["stores"], queryFn: () => trpc.stores.list.query() });
   const [adding, setAdding] = useState(false);
@@ -248,17 +249,7 @@ export function ApiKeys() {
                   <Time value={key.last_used_at} />
                 </td>
                 <td>
-                  <button
-                    type="button"
-                    className="quiet"
-                    aria-label={`Rename ${key.name}`}
-                    onClick={() => {
-                      const name = window.prompt("New name of the key", key.name)?.trim();
-                      if (name && name !== key.name) rename.mutate({ id: key.id, name });
-                    }}
-                  >
-                    Rename
-                  </button>{" "}
+                  <RenameButton label={`Rename ${key.name}`} what={`key ${key.name} (…${key.last4})`} current={key.name} onRename={(name) => rename.mutate({ id: key.id, name })} />{" "}
                   {!key.expires_at && (
                     <>
                       <button type="button" className="quiet" onClick={() => setRolling(key)} aria-label={`Roll ${key.name}`}>

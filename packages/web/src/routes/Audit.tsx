@@ -1,10 +1,11 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { ErrorLine, Time } from "../components/ui.js";
+import { ErrorLine, Time, usePageTitle } from "../components/ui.js";
 import { problemOf, trpc } from "../trpc.js";
 
 /** Who changed the team's keys, stores and members: newest first, a hundred at a time. */
 export function Audit() {
+  usePageTitle("Audit log");
   // The pages seen so far: each starts before the last entry of the one before.
   const [pages, setPages] = useState<Array<number | undefined>>([undefined]);
   const before = pages[pages.length - 1];

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { Link, useNavigate, useParams } from "react-router";
-import { ErrorLine, Field, FormProblem } from "../components/ui.js";
+import { ErrorLine, Field, FormProblem, usePageTitle } from "../components/ui.js";
 import { problemOf, trpc } from "../trpc.js";
 
 const MIN_PASSWORD = 10;
@@ -12,6 +12,7 @@ const MIN_PASSWORD = 10;
  * the e-mail is: only the account's owner, signing in, finds out.
  */
 export function Invitation() {
+  usePageTitle("Invitation");
   const { token = "" } = useParams();
   const navigate = useNavigate();
   const queryClient = useQueryClient();

@@ -1,7 +1,9 @@
 import { Link, useLocation } from "react-router";
+import { usePageTitle } from "../components/ui.js";
 
 /** A path the console does not have (the server answers it 404 too). */
 export function NotFound() {
+  usePageTitle("Page not found");
   const { pathname } = useLocation();
   return (
     <main className="narrow">

@@ -1,5 +1,5 @@
-import { useEffect } from "react";
 import { Link, useParams } from "react-router";
+import { usePageTitle } from "../components/ui.js";
 import { CallDetail } from "./activity/call.js";
 
 /** One call of a store's request log, at an address of its own (a link to share with whoever debugs it). */
@@ -7,9 +7,7 @@ export function Request() {
   const params = useParams();
   const storeId = Number(params.storeId);
   const id = Number(params.id);
-  useEffect(() => {
-    document.title = `Call ${id} · Store ${storeId} · Commerce Ingest`;
-  }, [storeId, id]);
+  usePageTitle(`Call ${id} · Store ${storeId}`);
   return (
     <section>
       <p>

@@ -1,10 +1,11 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { useNavigate, useSearchParams } from "react-router";
-import { ErrorLine } from "../components/ui.js";
+import { ErrorLine, usePageTitle } from "../components/ui.js";
 import { problemOf, trpc } from "../trpc.js";
 
 export function SignIn() {
+  usePageTitle("Sign in");
   const navigate = useNavigate();
   const [params] = useSearchParams();
   const queryClient = useQueryClient();

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { Link } from "react-router";
-import { ErrorLine, Field, FormProblem } from "../components/ui.js";
+import { ErrorLine, Field, FormProblem, usePageTitle, ConfirmButton, RenameButton } from "../components/ui.js";
 import { problemOf, trpc } from "../trpc.js";
 
 type Store = Awaited<ReturnType<typeof trpc.stores.list.query>>[number];
@@ -27,17 +27,7 @@ function StoreRow({ store }: { store: Store }) {
       </td>
       <td>
         {store.name}{" "}
-        <button
-          type="button"
-          className="quiet"
-          aria-label={`Rename store ${store.id}`}
-          onClick={() => {
-            const name = window.prompt("New name of the store", store.name)?.trim();
-            if (name && name !== store.name) save.mutate({ name });
-          }}
-        >
-          Rename
-        </button>
+        <RenameButton label={`Rename store ${store.id}`} what={`store ${store.id}`} current={store.name} onRename={(name) => save.mutate({ name })} />
       </td>
       <td colSpan={2}>
         <form className="inline" onSubmit={submit} aria-label={`Settings of store ${store.id}`}>
@@ -58,9 +48,22 @@ function StoreRow({ store }: { store: Store }) {
       </td>
       <td>
         {store.paused ? <span className="badge paused">paused</span> : <span className="badge">active</span>}{" "}
-        <button type="button" className="quiet" onClick={() => save.mutate({ paused: !store.paused })} disabled={save.isPending}>
-          {store.paused ? "Resume" : "Pause"}
-        </button>
+        {store.paused ? (
+          <button type="button" className="quiet" onClick={() => save.mutate({ paused: false })} disabled={save.isPending}>
+            Resume
+          </button>
+        ) : (
+          <ConfirmButton
+            label={`Pause store ${store.id}`}
+            className="danger quiet"
+            disabled={save.isPending}
+            confirm="Pause the store"
+            question={`While ${store.name} is paused, every push to it is answered 404 and its automations wait. Resume it to take pushes again.`}
+            onConfirm={() => save.mutate({ paused: true })}
+          >
+            Pause
+          </ConfirmButton>
+        )}
       </td>
       <td>
         <Link to={`/stores/${store.id}/activity`}>Activity</Link>
@@ -108,6 +111,7 @@ function AddStore() {
 }
 
 export function Stores() {
+  usePageTitle("Stores");
   const stores = useQuery({ queryKey: ["stores"], queryFn: () => trpc.stores.list.query() });
   return (
     <section>

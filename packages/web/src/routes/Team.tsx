@@ -1,9 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import { CopyButton, ErrorLine, Field, FormProblem, Time } from "../components/ui.js";
+import { CopyButton, ErrorLine, Field, FormProblem, Time, usePageTitle, ConfirmButton } from "../components/ui.js";
 import { problemOf, trpc } from "../trpc.js";
 
 export function Team() {
+  usePageTitle("Team");
   const queryClient = useQueryClient();
   const team = useQuery({ queryKey: ["team"], queryFn: () => trpc.team.members.query() });
   const [email, setEmail] = useState("");
@@ -44,17 +45,17 @@ export function Team() {
                 <Time value={member.created_at} />
               </td>
               <td>
-                <button
-                  type="button"
+                <ConfirmButton
                   className="danger quiet"
+                  label={`Remove ${member.email}`}
                   disabled={team.data.members.length === 1 || remove.isPending}
                   title={team.data.members.length === 1 ? "A team keeps at least one member" : undefined}
-                  onClick={() => {
-                    if (window.confirm(`Remove ${member.email} from the team?`)) remove.mutate(member.id);
-                  }}
+                  confirm="Remove the member"
+                  question={`${member.email} will no longer see this team, and their sessions on it end now.`}
+                  onConfirm={() => remove.mutate(member.id)}
                 >
                   Remove
-                </button>
+                </ConfirmButton>
               </td>
             </tr>
           ))}
@@ -108,17 +109,16 @@ export function Team() {
                     <button type="button" className="quiet" disabled={renew.isPending} onClick={() => renew.mutate(invitation.id)} title="Links are shown once: this makes a new one, and the old one stops working">
                       New link
                     </button>{" "}
-                    <button
-                      type="button"
+                    <ConfirmButton
                       className="danger quiet"
                       disabled={revoke.isPending}
-                      aria-label={`Revoke the invitation of ${invitation.email}`}
-                      onClick={() => {
-                        if (window.confirm(`Revoke the invitation of ${invitation.email}? Its link will be refused.`)) revoke.mutate(invitation.id);
-                      }}
+                      label={`Revoke the invitation of ${invitation.email}`}
+                      confirm="Revoke the invitation"
+                      question={`The invitation of ${invitation.email} will be refused from now on.`}
+                      onConfirm={() => revoke.mutate(invitation.id)}
                     >
                       Revoke
-                    </button>
+                    </ConfirmButton>
                   </td>
                 </tr>
               ))}

@@ -117,6 +117,9 @@ describe("the audit log", () => {
       ["operator", "member.invited"],
     ]);
     expect(log.find((entry) => entry.action === "key.created")?.target).toBe(`backend (…${key.last4})`);
+    // Keys named by name and last four characters, never by internal id.
+    expect(log.find((entry) => entry.action === "key.renamed")?.target).toBe(`backend (…${key.last4}) to storefront`);
+    expect(log.find((entry) => entry.action === "key.rolled")?.target).toMatch(new RegExp(`^storefront: …${rolled.key.last4} in place of …${key.last4}, which works until `));
     expect(log.find((entry) => entry.action === "store.changed")?.target).toBe(`store ${store.id} (Outlet 2): recovery delay 600 s`);
     expect(log.find((entry) => entry.action === "member.removed")?.target).toBe(joining);
     // A page after the newest five.

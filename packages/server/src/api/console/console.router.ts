@@ -78,14 +78,15 @@ export const consoleRouter = router({
     }),
     rename: memberProcedure.input(z.object({ id, name: z.string().trim().min(1).max(255) })).mutation(async ({ ctx, input }) => {
       const renamed = await tenants.renameApiKey(ctx.db, ctx.session.teamId, input.id, input.name);
-      await audit(ctx, "key.renamed", `key ${renamed.id} to ${renamed.name}`);
-      return renamed;
+      // A key is named as the team knows it: its name and last four characters, never its internal id.
+      await audit(ctx, "key.renamed", `${renamed.previous_name} (…${renamed.last4}) to ${renamed.name}`);
+      return { id: renamed.id, name: renamed.name };
     }),
     /** A new key in place of this one; the old one works `overlap_seconds` more (up to 7 days), then is refused. */
     roll: memberProcedure.input(z.object({ id, overlap_seconds: z.number().int().min(0).max(tenants.MOST_ROLL_OVERLAP_SECONDS) })).mutation(async ({ ctx, input }) => {
       const rolled = await tenants.rollApiKey(ctx.db, { teamId: ctx.session.teamId, id: input.id, overlapSeconds: input.overlap_seconds, createdBy: ctx.session.memberId });
-      await audit(ctx, "key.rolled", `${rolled.key.name}: …${rolled.key.last4} in place of key ${input.id}, which works until ${rolled.previous_expires_at}`);
-      return rolled;
+      await audit(ctx, "key.rolled", `${rolled.key.name}: …${rolled.key.last4} in place of …${rolled.previous_last4}, which works until ${rolled.previous_expires_at}`);
+      return { key: rolled.key, previous_expires_at: rolled.previous_expires_at };
     }),
     delete: memberProcedure.input(z.object({ id })).mutation(async ({ ctx, input }) => {
       const deleted = await tenants.deleteApiKey(ctx.db, input.id, ctx.session.teamId);

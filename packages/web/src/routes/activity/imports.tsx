@@ -28,7 +28,7 @@ export function Imports({ storeId }: { storeId: number }) {
     queryKey: ["imports", storeId],
     queryFn: () => trpc.imports.list.query({ store_id: storeId }),
     // Each second while one is under way, else now and then.
-    refetchInterval: (query) => (query.state.data?.some((row) => row.status === "queued" || row.status === "running") ? 1000 : 10_000),
+    refetchInterval: (query) => (query.state.data?.some((row) => row.status === "queued" || row.status === "running") ? 1000 : 3_000),
   });
   const [problem, setProblem] = useState<string>();
   return (
@@ -93,12 +93,8 @@ export function Imports({ storeId }: { storeId: number }) {
                     )}
                   </td>
                   <td>{row.records_per_second === null ? "" : `${number(row.records_per_second)}/s`}</td>
-                  <td>
-                    <Time value={row.started_at} />
-                  </td>
-                  <td>
-                    <Time value={row.finished_at} />
-                  </td>
+                  <td>{row.started_at ? <Time value={row.started_at} /> : <span className="muted">not yet</span>}</td>
+                  <td>{row.finished_at ? <Time value={row.finished_at} /> : <span className="muted">{row.status === "queued" || row.status === "running" ? row.status : "never"}</span>}</td>
                 </tr>
               ))}
             </tbody>
