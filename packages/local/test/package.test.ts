@@ -17,6 +17,17 @@ async function pack(dir: string, work: string): Promise<string> {
   return tarball;
 }
 
+/**
+ * The SDK's tarball as built (by the test command's build), without its `prepack`: the SDK's own tests pack it
+ * at the same time, and a second build would empty its `dist` under them. It has no dependency to resolve.
+ */
+async function packBuiltSdk(work: string): Promise<string> {
+  const { stdout } = await run("npm", ["pack", "--ignore-scripts", "--pack-destination", work], { cwd: sdkDir });
+  const tarball = path.join(work, stdout.trim().split("\n").pop() ?? "");
+  expect(fs.existsSync(tarball)).toBe(true);
+  return tarball;
+}
+
 /** An integrator's own test, with Node's test runner: the service started in one line, used through the SDK, stopped. */
 const integratorTest = `import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -52,7 +63,7 @@ describe("the packed local instance in a project outside the workspace", () => {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), "local-consumer-"));
     let byHand: ReturnType<typeof spawn> | undefined;
     try {
-      const tarballs = [await pack(localDir, work), await pack(sdkDir, work)];
+      const tarballs = [await pack(localDir, work), await packBuiltSdk(work)];
       const project = path.join(work, "shop");
       fs.mkdirSync(project);
       fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "shop", version: "1.0.0", private: true, type: "module" }));
