@@ -207,6 +207,8 @@ export async function startTestServer(
     createTenant,
     worker,
     requestLog,
+    /** Who may push where, as this server remembers it (a test that holds the database reads its hits and misses). */
+    accessCache,
     async close() {
       await Promise.all([worker?.stop(), imports?.stop()]);
       await requestLog.close();
