@@ -17,6 +17,7 @@ import { createRestRouter } from "./api/rest.js";
 import { isUpload } from "./api/http-server.js";
 import type { LiveTraffic } from "./traffic.js";
 import { redactedJson, redactedPath } from "./requests/redact.js";
+import { externalIdOf } from "./records/write-contract.js";
 import type { Metrics } from "./api/metrics.js";
 import type { RequestLog } from "./requests/request-log.service.js";
 
@@ -83,10 +84,10 @@ export type AppServices = Services & {
   live?: LiveTraffic;
 };
 
-/** The `external_id` a body names, when it names one. */
+/** The `external_id` a body names, when it names one that fits a key (at most 255 characters). */
 function bodyKey(body: unknown): string | null {
-  const key = typeof body === "object" && body !== null ? (body as { external_id?: unknown }).external_id : undefined;
-  return typeof key === "string" && key.length <= 255 ? key : null;
+  const key = externalIdOf(body);
+  return key !== null && key.length <= 255 ? key : null;
 }
 
 /** A path under a store: its id (as sent). */

@@ -110,7 +110,8 @@ async function upsertTogether<Body, Record extends object>(
   });
 }
 
-const externalIdOf = (item: unknown) =>
+/** The `external_id` a body names, when it names one as a string. */
+export const externalIdOf = (item: unknown) =>
   typeof item === "object" && item !== null && "external_id" in item && typeof item.external_id === "string" ? item.external_id : null;
 
 /** One record of a batch or an import, checked as a push of it alone would be: its value, or the refusal it would have answered. */

@@ -51,6 +51,12 @@ function rateLimitCost(batch: boolean | undefined, body: Record<string, unknown>
  * the rate limit (429), then the store (403/404). A caller without a valid key
  * learns nothing about stores. Answers the store the request is for.
  */
+/** What a key may do with a store, from the process's cache when it has one. */
+function accessOf(deps: { db: Context["db"]; accessCache?: Context["accessCache"] }, keyHash: string, storeId: number | undefined) {
+  const load = () => findKeyAccess(deps.db, keyHash, storeId);
+  return deps.accessCache ? deps.accessCache.get(keyHash, storeId, load) : load();
+}
+
 export async function authorize(ctx: Context, rawInput: unknown, meta: Meta | undefined): Promise<{ store: StoreContext; apiKeyId: number }> {
   if (ctx.authorization === undefined) throw await refused(ctx, "API_KEY_MISSING");
   const token = bearerToken(ctx.authorization);
@@ -58,8 +64,7 @@ export async function authorize(ctx: Context, rawInput: unknown, meta: Meta | un
 
   const storeId = parseStoreId(rawStoreId(rawInput));
   const keyHash = hashApiKey(token);
-  const load = () => findKeyAccess(ctx.db, keyHash, storeId);
-  const access = ctx.accessCache ? await ctx.accessCache.get(keyHash, storeId, load) : await load();
+  const access = await accessOf(ctx, keyHash, storeId);
   if (!access) {
     // A deleted key of the team that owns the store: the call is the team's to see in its request log.
     const deleted = storeId === undefined ? undefined : await findDeletedKeyCaller(ctx.db, keyHash, storeId);
@@ -112,9 +117,7 @@ export async function callerOf(
   const token = authorization === undefined ? undefined : bearerToken(authorization);
   const storeId = parseStoreId(rawStoreId);
   if (token === undefined || !looksLikeApiKey(token) || storeId === undefined) return undefined;
-  const keyHash = hashApiKey(token);
-  const load = () => findKeyAccess(deps.db, keyHash, storeId);
-  const access = deps.accessCache ? await deps.accessCache.get(keyHash, storeId, load) : await load();
+  const access = await accessOf(deps, hashApiKey(token), storeId);
   if (!access || access.store_id === null || access.store_team_id !== access.key_team_id) return undefined;
   return { storeId: access.store_id, keyId: access.key_id };
 }
