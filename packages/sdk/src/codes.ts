@@ -49,6 +49,10 @@ export const ERROR_CODES = {
   invitation_other_account: { status: 403, message: "This invitation is for another e-mail; sign in with that e-mail to accept it", retry: false },
   member_not_found: { status: 404, message: "Member not found", retry: false },
   last_member: { status: 409, message: "A team keeps at least one member", retry: false },
+  message_not_found: { status: 404, message: "Message not found", retry: false },
+  endpoint_not_found: { status: 404, message: "This store has no endpoint of its own", retry: false },
+  endpoint_invalid: { status: 422, message: "The endpoint must be an http or https URL, without credentials, whose host name resolves", retry: false },
+  endpoint_address_refused: { status: 422, message: "Endpoints on loopback, private or link-local addresses are not allowed", retry: false },
 } as const;
 
 /** A code the API answers with, exactly as its error bodies carry it. More may be added in a minor release: `error.code` passes an unknown one through as sent. */

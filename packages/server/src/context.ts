@@ -56,6 +56,8 @@ export type Services = {
   accounts: AccountServices;
   /** Imports' settings, and how to tell this process's import runner that one is queued. */
   imports?: ImportSettings;
+  /** Stores' own messaging endpoints: a test event's timeout, and whether private addresses may be one. */
+  endpoints?: { timeoutMs: number; allowPrivate: boolean };
   /** Called after a write succeeds, so an in-process worker picks up its jobs at once. */
   afterWrite?: () => void;
 };

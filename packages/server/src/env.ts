@@ -56,6 +56,7 @@ const envSchema = z.object({
   MESSAGING_WEBHOOK_URL: z.url({ protocol: /^https?$/ }).optional(),
   MESSAGING_WEBHOOK_SECRET: z.string().min(16).optional(),
   MESSAGING_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  WEBHOOK_ALLOW_PRIVATE_ADDRESSES: bool.default(false),
   HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
@@ -125,6 +126,8 @@ export type Env = {
   worker: WorkerOptions;
   imports: { uploadLimitBytes: number; chunkBytes: number; uploadsAtOnce: number; pace: UploadPace; heartbeatMs: number; runner: ImportRunnerOptions };
   webhook: { url: string; secret: string; timeoutMs: number } | undefined;
+  /** Stores' own endpoints: how long a delivery may take, and whether private addresses may be one. */
+  endpoints: { timeoutMs: number; allowPrivate: boolean };
   /** Where the console is reached; unset: http://HOST:PORT. */
   publicUrl: string | undefined;
   console: { cookieSecure: boolean; sessionIdleSeconds: number; sessionMaxSeconds: number; requestLogSeconds: number; dir: string };
@@ -217,6 +220,7 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
       env.MESSAGING_WEBHOOK_URL && env.MESSAGING_WEBHOOK_SECRET
         ? { url: env.MESSAGING_WEBHOOK_URL, secret: env.MESSAGING_WEBHOOK_SECRET, timeoutMs: env.MESSAGING_WEBHOOK_TIMEOUT_MS }
         : undefined,
+    endpoints: { timeoutMs: env.MESSAGING_WEBHOOK_TIMEOUT_MS, allowPrivate: env.WEBHOOK_ALLOW_PRIVATE_ADDRESSES },
     publicUrl: env.PUBLIC_URL?.replace(/\/+$/, ""),
     console: {
       cookieSecure: env.COOKIE_SECURE,

@@ -43,7 +43,7 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
     logger.info({ database: database.kind, applied }, "database ready");
     const adminToken = resolveAdminToken(env.adminToken, env.dataDir);
     const worker: Worker | undefined = env.runWorker
-      ? startWorker({ db: database.db, logger, provider: providerFromEnv(env) }, env.worker)
+      ? startWorker({ db: database.db, logger, provider: providerFromEnv(env), endpoints: env.endpoints }, env.worker)
       : undefined;
     // Imports in this process yield to the API calls it serves (live pushes first).
     const live = new LiveTraffic();
@@ -75,6 +75,7 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
         requestLog,
         metrics: createMetrics(database.db, database.pool, accessCache, uploads),
         afterWrite: () => worker?.nudge(),
+        endpoints: env.endpoints,
         live,
         imports: {
           uploadLimitBytes: env.imports.uploadLimitBytes,

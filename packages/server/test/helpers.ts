@@ -115,6 +115,8 @@ export async function startTestServer(
     imports?: Partial<ImportRunnerOptions> & { uploadLimitBytes?: number; chunkBytes?: number; uploadsAtOnce?: number; pace?: Partial<UploadPace> };
     /** Failed authentications per address before 429; off unless given. */
     authFailureLimit?: RateLimitOptions;
+    /** Stores' own endpoints: private addresses allowed (a test's receiver is on loopback) unless said otherwise. */
+    endpoints?: { timeoutMs?: number; allowPrivate?: boolean };
   } = {},
 ) {
   let created: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
@@ -126,10 +128,11 @@ export async function startTestServer(
     handle = created.handle;
   }
   const logger = options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? "silent");
+  const endpoints = { timeoutMs: 2000, allowPrivate: true, ...options.endpoints };
   let worker: Worker | undefined;
   if (options.worker) {
     const { provider = recordingProvider(), ...workerOptions } = options.worker;
-    worker = startWorker({ db: handle.db, logger, provider }, { ...FAST_WORKER, ...workerOptions });
+    worker = startWorker({ db: handle.db, logger, provider, endpoints }, { ...FAST_WORKER, ...workerOptions });
   }
   const { uploadLimitBytes = 1024 * 1024 * 1024, chunkBytes = 1024 * 1024, uploadsAtOnce = 4, pace, ...runnerOptions } = options.imports ?? {};
   const requestTimeoutMs = options.connections?.requestTimeoutMs ?? DEFAULT_CONNECTION_LIMITS.requestTimeoutMs;
@@ -153,6 +156,7 @@ export async function startTestServer(
       requestLog,
       metrics: createMetrics(handle.db, handle.pool),
       afterWrite: () => worker?.nudge(),
+      endpoints,
       live,
       imports: {
         uploadLimitBytes,

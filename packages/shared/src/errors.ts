@@ -55,6 +55,10 @@ export const ERRORS = {
   INVITATION_OTHER_ACCOUNT: { status: 403, message: "This invitation is for another e-mail; sign in with that e-mail to accept it", code: "invitation_other_account", retry: false, meaning: "The signed-in account is not the one invited." },
   MEMBER_NOT_FOUND: { status: 404, message: "Member not found", code: "member_not_found", retry: false, meaning: "No such member in the team." },
   LAST_MEMBER: { status: 409, message: "A team keeps at least one member", code: "last_member", retry: false, meaning: "The last member of a team cannot be removed." },
+  MESSAGE_NOT_FOUND: { status: 404, message: "Message not found", code: "message_not_found", retry: false, meaning: "No message with this id in the store." },
+  ENDPOINT_NOT_FOUND: { status: 404, message: "This store has no endpoint of its own", code: "endpoint_not_found", retry: false, meaning: "The store's messages go to the service's default: set an endpoint first." },
+  ENDPOINT_INVALID: { status: 422, message: "The endpoint must be an http or https URL, without credentials, whose host name resolves", code: "endpoint_invalid", retry: false, meaning: "The endpoint's URL cannot be used: not http or https, user and password in it, or a host name that does not resolve." },
+  ENDPOINT_ADDRESS_REFUSED: { status: 422, message: "Endpoints on loopback, private or link-local addresses are not allowed", code: "endpoint_address_refused", retry: false, meaning: "The endpoint's host is, or resolves to, a loopback, private or link-local address; the operator allows those with `WEBHOOK_ALLOW_PRIVATE_ADDRESSES`." },
 } as const satisfies Record<string, { status: number; message: string; code: string; retry: boolean; meaning: string }>;
 
 export type ErrorCode = keyof typeof ERRORS;

@@ -1,7 +1,7 @@
 import type { Db, Executor } from "../db/types.js";
 import { formatTimestamp } from "../time.js";
 
-/** What the audit log records: changes to a team's keys, stores and members. */
+/** What the audit log records: changes to a team's keys, stores, members and delivery. */
 export type AuditAction =
   | "key.created"
   | "key.renamed"
@@ -16,7 +16,11 @@ export type AuditAction =
   | "invitation.renewed"
   | "invitation.revoked"
   | "member.joined"
-  | "member.removed";
+  | "member.removed"
+  | "endpoint.set"
+  | "endpoint.secret_rolled"
+  | "endpoint.removed"
+  | "message.resent";
 
 /** The operator API's changes are the operator's; the console's, the signed-in member's. */
 export const OPERATOR = "operator";

@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
-import { webhookProvider } from "./providers.js";
+import { operatorWebhook } from "./providers.js";
 import { jobsFor, newPhone, order } from "../../test/automations.js";
 import { ADMIN_TOKEN, startTestServer, uid } from "../../test/helpers.js";
 
@@ -28,7 +28,7 @@ describe("webhook provider", () => {
 
   it("POSTs each message signed with HMAC-SHA256 over timestamp and raw body, with a stable id", async () => {
     const hook = await receiver(() => 200);
-    const hooked = await startTestServer({ worker: { provider: webhookProvider({ url: hook.url, secret, timeoutMs: 2000 }) } });
+    const hooked = await startTestServer({ worker: { provider: operatorWebhook({ url: hook.url, secret, timeoutMs: 2000 }) } });
     try {
       const t = await hooked.createTenant();
       const body = order(newPhone());
@@ -58,7 +58,7 @@ describe("webhook provider", () => {
   it("retries a failing endpoint with growing backoff, then ends failed and visible with its error", async () => {
     const hook = await receiver(() => 500);
     const hooked = await startTestServer({
-      worker: { provider: webhookProvider({ url: hook.url, secret, timeoutMs: 2000 }), maxAttempts: 4, backoffBaseMs: 200, backoffMaxMs: 5000 },
+      worker: { provider: operatorWebhook({ url: hook.url, secret, timeoutMs: 2000 }), maxAttempts: 4, backoffBaseMs: 200, backoffMaxMs: 5000 },
     });
     try {
       const t = await hooked.createTenant();

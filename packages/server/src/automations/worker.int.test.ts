@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pino } from "pino";
 import * as tenants from "../tenancy/tenant.service.js";
 import { claimJobs, lockDueJobs } from "./jobs.repository.js";
-import { recordingProvider, webhookProvider, type MessagingProvider } from "./providers.js";
+import { operatorWebhook, recordingProvider, type MessagingProvider } from "./providers.js";
 import { runDueJobs, runJob } from "./worker.js";
 import { checkout, jobsFor, messagesFor, newPhone, newStore, order, push, server, settled, withAutomationServer } from "../../test/automations.js";
 import { FAST_WORKER, startTestServer, testDb, type TestServer, uid } from "../../test/helpers.js";
@@ -354,7 +354,7 @@ describe("the worker's pool", () => {
     });
     await new Promise<void>((resolve) => hook.listen(0, "127.0.0.1", () => resolve()));
     const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/hooks`;
-    const pooled = await startTestServer({ worker: { concurrency: 2, provider: webhookProvider({ url, secret: "pool-secret-0123456789", timeoutMs: 20_000 }) } });
+    const pooled = await startTestServer({ worker: { concurrency: 2, provider: operatorWebhook({ url, secret: "pool-secret-0123456789", timeoutMs: 20_000 }) } });
     try {
       const t = await pooled.createTenant();
       const push = (i: number) =>

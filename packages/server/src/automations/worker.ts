@@ -9,7 +9,34 @@ import { decide, decideMany } from "./flows/index.js";
 import { ERASED } from "./flows/flow.js";
 import { isCustomerErased } from "./flows/flow.repository.js";
 import { claimHeldJobs, claimJobs, completeDelivery, endHeldJobs, finishJob, lockDueJobs, recordMessage, recordMessages, redactJobsOfErased, setMessageStatus, type DueJob, type NewMessage } from "./jobs.repository.js";
-import type { MessagingProvider, OutboundMessage } from "./providers.js";
+import type { EndpointSettings } from "./delivery.service.js";
+import { endpointForDelivery, recordAttempt, storesWithEndpoints } from "./endpoints.repository.js";
+import { DeliveryFailed, webhookProvider, type MessagingProvider, type OutboundMessage } from "./providers.js";
+
+const DEFAULT_ENDPOINTS: EndpointSettings = { timeoutMs: 10_000, allowPrivate: false };
+
+type WorkerDeps = { db: Db; logger: Logger; provider: MessagingProvider; workerId: string; endpoints?: EndpointSettings | undefined };
+
+/** The provider a store's messages go through: its own endpoint when it has one, else the service's default. */
+async function providerFor(deps: WorkerDeps, storeId: number): Promise<MessagingProvider> {
+  const endpoint = await endpointForDelivery(deps.db, storeId);
+  if (!endpoint) return deps.provider;
+  const settings = deps.endpoints ?? DEFAULT_ENDPOINTS;
+  return webhookProvider({ url: endpoint.url, secrets: () => endpoint.secrets, timeoutMs: settings.timeoutMs, allowPrivate: settings.allowPrivate });
+}
+
+/** Hands a message over and keeps what the endpoint answered, whether it took the message or not. */
+async function deliverAndRecord(db: Db, logger: Logger, provider: MessagingProvider, storeId: number, outbound: OutboundMessage): Promise<void> {
+  const keep = (answer: Parameters<typeof recordAttempt>[3]) =>
+    recordAttempt(db, storeId, outbound.id, answer).catch((error: unknown) => logger.warn({ err: errorForLog(error) }, "could not record a delivery attempt"));
+  try {
+    const answer = await provider.deliver(outbound);
+    if (answer) await keep(answer);
+  } catch (error) {
+    if (error instanceof DeliveryFailed) await keep(error.answer);
+    throw error;
+  }
+}
 
 export type WorkerOptions = {
   concurrency: number;
@@ -62,14 +89,11 @@ class LeaseLost extends Error {
 const LEFT_TO_OTHER = "automation left to the worker that took it over";
 
 /** Runs one claimed job to an outcome; never throws. */
-export async function runJob(
-  deps: { db: Db; logger: Logger; provider: MessagingProvider; workerId: string },
-  options: WorkerOptions,
-  job: JobRow,
-): Promise<void> {
-  const { db, logger, provider, workerId } = deps;
+export async function runJob(deps: WorkerDeps, options: WorkerOptions, job: JobRow): Promise<void> {
+  const { db, logger, workerId } = deps;
   const log = logger.child({ jobId: job.id, storeId: job.store_id, flow: job.flow, attempt: job.attempts });
   try {
+    const provider = await providerFor(deps, job.store_id);
     if (job.attempts > options.maxAttempts) {
       // Only a job whose workers kept dying gets here: each death spent an attempt.
       const error = job.last_error ?? "the worker running it stopped too many times";
@@ -120,7 +144,7 @@ export async function runJob(
           log.info("automation had nothing to send: the customer was erased");
           return;
         }
-        await provider.deliver(outcome.outbound);
+        await deliverAndRecord(db, log, provider, job.store_id, outcome.outbound);
       }
       // A worker that took the job over delivers the same message again (same id): receivers drop the repeat.
       if (!(await completeDelivery(db, job, workerId))) throw new LeaseLost();
@@ -168,7 +192,7 @@ export async function runJob(
  * Returns how many were due.
  */
 export async function runDueJobs(
-  deps: { db: Db; logger: Logger; provider: MessagingProvider; workerId: string },
+  deps: WorkerDeps,
   options: WorkerOptions,
   limit: number,
   taken: (count: number) => void = () => {},
@@ -178,8 +202,10 @@ export async function runDueJobs(
     const due = await lockDueJobs(trx, limit);
     taken(due.length);
     // A claim would make this attempt `attempts + 1`: jobs out of attempts, and every job of a delivery that leaves
-    // the process (it must not happen inside the transaction) go one by one.
-    const grouped = (job: DueJob) => !provider.external && job.attempts < options.maxAttempts;
+    // the process (it must not happen inside the transaction: the service's provider, or a store's own endpoint)
+    // go one by one.
+    const ownEndpoints = provider.external ? new Set<number>() : await storesWithEndpoints(trx, due.map((job) => job.store_id));
+    const grouped = (job: DueJob) => !provider.external && !ownEndpoints.has(job.store_id) && job.attempts < options.maxAttempts;
     const together = due.filter(grouped);
     const outcomes =
       together.length === 0
@@ -205,7 +231,8 @@ export async function runDueJobs(
     if (outbound) logger.info({ ...fields, messageId: outbound.id }, "automation succeeded");
     else logger.info({ ...fields, reason }, "automation had nothing to send");
   }
-  for (const job of ran.alone) await runJob(deps, options, job);
+  // Side by side: each was claimed with its own lease, and one slow endpoint must not hold the others past theirs.
+  await Promise.all(ran.alone.map((job) => runJob(deps, options, job)));
   return ran.count;
 }
 
@@ -252,7 +279,7 @@ function outboundOf(message: { id: string; store_id: number; flow: string; to_ph
  * is due again at once when it was held by the worker's transaction (local
  * delivery), or once its lease runs out when it was claimed.
  */
-export function startWorker(deps: { db: Db; logger: Logger; provider: MessagingProvider }, options: WorkerOptions): Worker {
+export function startWorker(deps: Omit<WorkerDeps, "workerId">, options: WorkerOptions): Worker {
   const id = `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
   const logger = deps.logger.child({ worker: id });
   const runDeps = { ...deps, logger, workerId: id };

@@ -323,7 +323,33 @@ export interface AuditLogTable {
   created_at: CreatedAt;
 }
 
+/** A store's own messaging endpoint (see the console's delivery settings). */
+export interface WebhookEndpointTable {
+  store_id: number;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_until: Date | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+/** One hand-over of a message (or of a test event, with no message) to an endpoint, and its answer. */
+export interface DeliveryAttemptTable {
+  id: Generated<number>;
+  store_id: number;
+  message_id: string | null;
+  url: string;
+  attempted_at: CreatedAt;
+  duration_ms: number;
+  status: number | null;
+  answer: string | null;
+  error: string | null;
+}
+
 export interface Database {
+  webhook_endpoints: WebhookEndpointTable;
+  delivery_attempts: DeliveryAttemptTable;
   audit_log: AuditLogTable;
   imports: ImportTable;
   import_chunks: ImportChunkTable;

@@ -15,6 +15,7 @@ import { orderReadBack } from "../../records/orders/order.service.js";
 import { shipmentReadBack } from "../../records/shipments/shipment.service.js";
 import { router } from "../../trpc.js";
 import { memberProcedure, publicConsoleProcedure, SESSION_COOKIE } from "./console.procedure.js";
+import { deliveryRouters } from "./delivery.router.js";
 import { storeOverview } from "./overview.js";
 
 const id = z.number().int().positive();
@@ -289,6 +290,8 @@ export const consoleRouter = router({
       .input(z.object({ before: id.optional() }))
       .query(({ ctx, input }) => listAudit(ctx.db, ctx.session.teamId, { limit: 100, before: input.before })),
   }),
+
+  ...deliveryRouters,
 });
 
 export type ConsoleRouter = typeof consoleRouter;
