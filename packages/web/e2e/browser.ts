@@ -1,6 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
-import { chromium, type Browser } from "playwright-core";
+import { createRequire } from "node:module";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { expect } from "vitest";
 
 /** Debian's Chromium; Playwright's own download cannot work on the project's machines. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -27,3 +29,31 @@ export function launch(): Promise<Browser> {
 /** Where screenshots go: test artifacts, kept out of git. */
 export const ARTIFACTS = path.resolve(import.meta.dirname, "artifacts");
 fs.mkdirSync(ARTIFACTS, { recursive: true });
+
+/** Where the console's screenshots go: docs/console/ (the README shows them). */
+export const SHOTS = path.resolve(import.meta.dirname, "../../../docs/console");
+const AXE = fs.readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+type Violation = { id: string; impact: string | null; nodes: Array<{ target: string[] }> };
+
+/**
+ * A page as a reader gets it: settled, nothing scrolling sideways, no serious or critical axe-core violation;
+ * its screenshot saved as `<name>-<width>.png`.
+ */
+export async function check(page: Page, name: string, width: number) {
+  // Let the page settle: its queries answered, nothing still loading.
+  await page.waitForLoadState("networkidle");
+  await expect.poll(() => page.locator(".loading").count()).toBe(0);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  expect(overflow, `${name} at ${width} px scrolls sideways by ${overflow} px`).toBeLessThanOrEqual(0);
+  // Evaluated through the browser's protocol: the console's policy allows no inline script.
+  await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (context: Document) => Promise<{ violations: Violation[] }> } }).axe;
+    return (await axe.run(document)).violations.map(({ id, impact, nodes }) => ({ id, impact, nodes: nodes.map((node) => ({ target: node.target })) }));
+  });
+  const serious = violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical");
+  expect(serious, `${name} at ${width} px: ${JSON.stringify(serious)}`).toEqual([]);
+  await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: width < 500 });
+}
+

@@ -1,10 +1,8 @@
 import fs from "node:fs";
-import path from "node:path";
-import { createRequire } from "node:module";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "../../server/test/processes.js";
-import { browserAvailable, launch } from "./browser.js";
+import { browserAvailable, check, launch, SHOTS } from "./browser.js";
 
 // Each test starts processes: on a busy machine that takes longer (see PROCESS_START_TIMEOUT_MS).
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
@@ -16,33 +14,12 @@ vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_T
  */
 const ADMIN = "browser-test-admin-token-0123";
 const PASSWORD = "a long enough password";
-const SHOTS = path.resolve(import.meta.dirname, "../../../docs/console");
-const AXE = fs.readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 const procs: Proc[] = [];
 let browser: Browser;
 let url: string;
 let storeId: number;
 let inviteUrl: string;
 let apiKey: string;
-
-type Violation = { id: string; impact: string | null; nodes: Array<{ target: string[] }> };
-
-async function check(page: Page, name: string, width: number) {
-  // Let the page settle: its queries answered, nothing still loading.
-  await page.waitForLoadState("networkidle");
-  await expect.poll(() => page.locator(".loading").count()).toBe(0);
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-  expect(overflow, `${name} at ${width} px scrolls sideways by ${overflow} px`).toBeLessThanOrEqual(0);
-  // Evaluated through the browser's protocol: the console's policy allows no inline script.
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (context: Document) => Promise<{ violations: Violation[] }> } }).axe;
-    return (await axe.run(document)).violations.map(({ id, impact, nodes }) => ({ id, impact, nodes: nodes.map((node) => ({ target: node.target })) }));
-  });
-  const serious = violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical");
-  expect(serious, `${name} at ${width} px: ${JSON.stringify(serious)}`).toEqual([]);
-  await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: width < 500 });
-}
 
 async function signedIn(context: BrowserContext): Promise<Page> {
   const page = await context.newPage();

@@ -4,6 +4,7 @@ import { Activity } from "./routes/Activity.js";
 import { Audit } from "./routes/Audit.js";
 import { ApiKeys } from "./routes/ApiKeys.js";
 import { Invitation } from "./routes/Invitation.js";
+import { RecordPage } from "./routes/Record.js";
 import { Request } from "./routes/Request.js";
 import { SignIn } from "./routes/SignIn.js";
 import { Stores } from "./routes/Stores.js";
@@ -23,6 +24,7 @@ export function App() {
         <Route path="/stores" element={<Stores />} />
         <Route path="/stores/:storeId/activity" element={<Activity />} />
         <Route path="/stores/:storeId/requests/:id" element={<Request />} />
+        <Route path="/stores/:storeId/records/:kind/:externalId" element={<RecordPage />} />
         <Route path="/team" element={<Team />} />
         <Route path="/audit" element={<Audit />} />
       </Route>

@@ -3,12 +3,14 @@ import { Link, useParams, useSearchParams } from "react-router";
 import { usePageTitle } from "../components/ui.js";
 import { trpc } from "../trpc.js";
 import { Automations } from "./activity/automations.js";
+import { Delivery } from "./activity/delivery.js";
+import { Messages } from "./activity/messages.js";
 import { Imports } from "./activity/imports.js";
 import { Live } from "./activity/live.js";
 import { Overview } from "./activity/overview.js";
 import { Requests } from "./activity/requests.js";
 
-const TABS = { overview: "Overview", live: "Live", automations: "Automations", requests: "Request log", imports: "Imports" } as const;
+const TABS = { overview: "Overview", live: "Live", automations: "Automations", messages: "Messages", delivery: "Delivery", requests: "Request log", imports: "Imports" } as const;
 type Tab = keyof typeof TABS;
 
 export function Activity() {
@@ -40,6 +42,10 @@ export function Activity() {
         <Live storeId={storeId} />
       ) : tab === "automations" ? (
         <Automations storeId={storeId} />
+      ) : tab === "messages" ? (
+        <Messages storeId={storeId} />
+      ) : tab === "delivery" ? (
+        <Delivery storeId={storeId} />
       ) : tab === "requests" ? (
         <Requests storeId={storeId} />
       ) : (

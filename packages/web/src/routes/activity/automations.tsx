@@ -1,6 +1,8 @@
 import { useQuery } from "@tanstack/react-query";
+import { Link } from "react-router";
 import { ErrorLine, Time } from "../../components/ui.js";
 import { problemOf, trpc } from "../../trpc.js";
+import { recordPath } from "./messages.js";
 import { useParam } from "./params.js";
 
 const FLOWS = ["post_purchase", "checkout_recovery", "contact_sync", "shipping_notification"] as const;
@@ -63,7 +65,9 @@ export function Automations({ storeId }: { storeId: number }) {
               </td>
               <td>{run.flow}</td>
               <td>
-                {run.record_type} <code>{run.record_external_id}</code>
+                <Link to={recordPath(storeId, run.record_type, run.record_external_id)}>
+                  {run.record_type} <code>{run.record_external_id}</code>
+                </Link>
               </td>
               <td>
                 <span className={`badge ${run.status}`}>{run.status}</span>
@@ -80,33 +84,9 @@ export function Automations({ storeId }: { storeId: number }) {
           ))}
         </tbody>
       </table>
-      <h2>Messages</h2>
-      <table tabIndex={0}>
-        <thead>
-          <tr>
-            <th>Created</th>
-            <th>Flow</th>
-            <th>To</th>
-            <th>Status</th>
-            <th>Message id</th>
-          </tr>
-        </thead>
-        <tbody>
-          {activity.data?.messages.map((message) => (
-            <tr key={message.id}>
-              <td>
-                <Time value={message.created_at} />
-              </td>
-              <td>{message.flow}</td>
-              <td>{message.to_phone ?? <span className="muted">redacted</span>}</td>
-              <td>{message.status}</td>
-              <td>
-                <code>{message.id}</code>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <p className="muted">
+        What each run sent, with its delivery attempts: <Link to="?tab=messages">Messages</Link>.
+      </p>
     </>
   );
 }
