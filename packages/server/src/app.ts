@@ -10,7 +10,8 @@ import { errorForLog, pathForLog } from "./logger.js";
 import { lingerAfterAnswer, refuseTooLarge, sendErrorCode } from "./api/errors.js";
 import { bodyBudget } from "./api/body-budget.js";
 import { buildOpenApiDocument } from "./api/openapi.js";
-import { bearerToken, secretsEqual } from "./tenancy/api-key.js";
+import { bearerToken, looksLikeApiKey, secretsEqual } from "./tenancy/api-key.js";
+import { parseStoreId } from "./tenancy/store-context.js";
 import { callerOf, isLocalAddress } from "./tenancy/auth.middleware.js";
 import { idempotencyRequestOf } from "./requests/idempotency.js";
 import { createRestRouter } from "./api/rest.js";
@@ -19,7 +20,7 @@ import type { LiveTraffic } from "./traffic.js";
 import { redactedJson, redactedPath } from "./requests/redact.js";
 import { externalIdOf } from "./records/write-contract.js";
 import type { Metrics } from "./api/metrics.js";
-import type { RequestLog } from "./requests/request-log.service.js";
+import { UNKNOWN_KEY_PREFIX, type RequestLog } from "./requests/request-log.service.js";
 
 export type AppOptions = {
   bodyLimitBytes: number;
@@ -113,12 +114,21 @@ export function createApp(services: AppServices, options: AppOptions): express.E
     const context = res.locals.context as Context | undefined;
     const authorized = context?.response.authorized ?? context?.response.caller;
     if (authorized) return writeEntry(req, res, latencyMs, authorized);
+    // A key no team has, on a store's path: counted for the store by its first characters, never kept.
+    if (res.locals.errorCode === "invalid_api_key") return countUnknownKey(req);
     const store = context || res.statusCode < 400 ? undefined : STORE_PATH.exec(req.path)?.[1];
     if (store === undefined) return;
     callerOf(services, req.headers.authorization, store).then(
       (caller) => caller && writeEntry(req, res, latencyMs, caller),
       (error: unknown) => services.logger.warn({ err: errorForLog(error) }, "could not tell whose call was refused"),
     );
+  }
+
+  function countUnknownKey(req: Request): void {
+    const storeId = parseStoreId(STORE_PATH.exec(req.path)?.[1] ?? "");
+    const token = req.headers.authorization === undefined ? undefined : bearerToken(req.headers.authorization);
+    if (storeId === undefined || token === undefined) return;
+    services.requestLog?.unknownKey(storeId, looksLikeApiKey(token) ? token.slice(0, UNKNOWN_KEY_PREFIX) : "(not a key)");
   }
 
   function writeEntry(req: Request, res: Response, latencyMs: number, authorized: { storeId: number; keyId: number }): void {

@@ -175,6 +175,7 @@ describe.runIf(browserAvailable())("delivery and debugging in the console, at 12
       expect(answers.filter((answer) => answer.status === 429).length).toBeGreaterThan(0);
       expect((await api(storeId, "POST", "/orders", JSON.stringify({ note: "x".repeat(1_100_000) }))).status).toBe(413);
       expect((await api(storeId, "POST", "/invoices", "{}")).status).toBe(404);
+      expect((await api(storeId, "POST", "/orders", order("x", "+12025550171"), "Unkn0wnKeyOfNoTeamAtAll1")).status).toBe(401);
       await page.goto(`${url}/stores/${storeId}/activity?tab=requests&status=429`);
       await page.getByRole("cell", { name: "429" }).first().waitFor();
       await page.getByLabel("Status").fill("");
@@ -187,6 +188,9 @@ describe.runIf(browserAvailable())("delivery and debugging in the console, at 12
       await page.getByRole("cell", { name: /payload_too_large|too large/i }).waitFor();
       await page.getByLabel("Status").fill("404");
       await page.getByText(`POST /api/v1/stores/${storeId}/invoices`).waitFor();
+      // The unknown key: counted by its first characters, never shown whole.
+      await page.getByRole("cell", { name: "Unkn", exact: true }).waitFor();
+      expect(await page.content()).not.toContain("Unkn0wnKeyOfNoTeamAtAll1");
 
       // A live view ends with its session: signed out from another tab of the same browser.
       const live = await context.newPage();

@@ -347,7 +347,17 @@ export interface DeliveryAttemptTable {
   error: string | null;
 }
 
+/** Calls to a store's paths with a key no team has, by the key's first characters (never the key). */
+export interface UnknownKeyCallTable {
+  store_id: number;
+  key_prefix: string;
+  calls: number;
+  first_at: CreatedAt;
+  last_at: UpdatedAt;
+}
+
 export interface Database {
+  unknown_key_calls: UnknownKeyCallTable;
   webhook_endpoints: WebhookEndpointTable;
   delivery_attempts: DeliveryAttemptTable;
   audit_log: AuditLogTable;

@@ -23,6 +23,33 @@ export async function insertEntries(db: Executor, entries: RequestLogEntry[]): P
 
 export async function deleteEntriesBefore(db: Executor, retentionSeconds: number): Promise<void> {
   await db.deleteFrom("request_log").where("created_at", "<", sql<Date>`now() - make_interval(secs => ${retentionSeconds})`).execute();
+  await db.deleteFrom("unknown_key_calls").where("last_at", "<", sql<Date>`now() - make_interval(secs => ${retentionSeconds})`).execute();
+}
+
+/** How many distinct prefixes a store keeps; past them, calls count under `*` (a flood of random keys adds no rows). */
+export const UNKNOWN_KEY_PREFIXES = 50;
+
+/**
+ * Adds calls with unknown keys to their stores' counts, in one statement per
+ * store: a store that does not exist counts nothing.
+ */
+export async function countUnknownKeys(db: Executor, counts: ReadonlyArray<{ storeId: number; prefix: string; calls: number }>): Promise<void> {
+  for (const { storeId, prefix, calls } of counts) {
+    await sql`
+      insert into unknown_key_calls (store_id, key_prefix, calls)
+      select s.id,
+        case when exists (select 1 from unknown_key_calls u where u.store_id = s.id and u.key_prefix = ${prefix})
+          or (select count(*) from unknown_key_calls u where u.store_id = s.id) < ${UNKNOWN_KEY_PREFIXES}
+        then ${prefix} else '*' end,
+        ${calls}::integer
+      from stores s where s.id = ${storeId}
+      on conflict (store_id, key_prefix) do update set calls = unknown_key_calls.calls + excluded.calls, last_at = now()`.execute(db);
+  }
+}
+
+/** A store's unknown keys, most recently seen first. */
+export function unknownKeys(db: Executor, storeId: number) {
+  return db.selectFrom("unknown_key_calls").select(["key_prefix", "calls", "first_at", "last_at"]).where("store_id", "=", storeId).orderBy("last_at", "desc").limit(100).execute();
 }
 
 export type RequestLogFilter = {

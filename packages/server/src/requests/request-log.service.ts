@@ -12,7 +12,18 @@ export type { RequestLogEntry } from "./request-log.repository.js";
  * never waits for its own log line. A crash loses at most the last second of
  * log, never a push. Entries older than the retention are deleted as it goes.
  */
-export type RequestLog = { record(entry: repo.RequestLogEntry): void; flush(): Promise<void>; close(): Promise<void> };
+export type RequestLog = {
+  record(entry: repo.RequestLogEntry): void;
+  /** A call to a store's path with a key no team has: counted by the key's first characters, never kept whole. */
+  unknownKey(storeId: number, prefix: string): void;
+  flush(): Promise<void>;
+  close(): Promise<void>;
+};
+
+/** How many characters of an unknown key are kept: enough to tell a mistyped or old key apart, nothing to use. */
+export const UNKNOWN_KEY_PREFIX = 4;
+/** Distinct (store, prefix) pairs held between flushes; past them, a flood's calls are not counted. */
+const UNKNOWN_HELD = 1000;
 
 /** How often calls are written: a refused call shows in the console within about a second. */
 const FLUSH_MS = 250;
@@ -21,15 +32,19 @@ const PRUNE_EVERY_MS = 10 * 60 * 1000;
 
 export function startRequestLog(db: Db, logger: Logger, retentionSeconds: number): RequestLog {
   let pending: repo.RequestLogEntry[] = [];
+  let unknown = new Map<string, { storeId: number; prefix: string; calls: number }>();
   let writing: Promise<void> = Promise.resolve();
   let lastPrune = 0;
 
   function flush(): Promise<void> {
     const batch = pending;
     pending = [];
+    const counts = [...unknown.values()];
+    unknown = new Map();
     writing = writing.then(async () => {
       try {
         await repo.insertEntries(db, batch);
+        await repo.countUnknownKeys(db, counts);
         if (Date.now() - lastPrune > PRUNE_EVERY_MS) {
           lastPrune = Date.now();
           await repo.deleteEntriesBefore(db, retentionSeconds);
@@ -49,6 +64,12 @@ export function startRequestLog(db: Db, logger: Logger, retentionSeconds: number
     record(entry) {
       pending.push(entry);
       if (pending.length >= BATCH) void flush();
+    },
+    unknownKey(storeId, prefix) {
+      const at = `${storeId}:${prefix}`;
+      const held = unknown.get(at);
+      if (held) held.calls++;
+      else if (unknown.size < UNKNOWN_HELD) unknown.set(at, { storeId, prefix, calls: 1 });
     },
     flush,
     async close() {

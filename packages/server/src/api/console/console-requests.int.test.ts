@@ -112,6 +112,25 @@ describe("the request log, as an integrator debugs a call", () => {
     expect(theirs.map((row) => row.request_id)).not.toContain("their-key");
   });
 
+  it("counts calls with keys no team has on the store's paths by the key's first characters, never keeping the key", async () => {
+    const owner = await signedInTenant();
+    const stranger = await signedInTenant();
+    const unknownKey = "Zq9xUNKNOWNkeyABCDEFGHIJ";
+    for (let i = 0; i < 3; i++) expect((await server.request("POST", `/api/v1/stores/${owner.store.id}/orders`, { key: unknownKey, body: order(`u-${i}`) })).status).toBe(401);
+    expect((await server.request("GET", `/api/v1/stores/${owner.store.id}/orders/x`, { headers: { Authorization: "Bearer not-a-key" } })).status).toBe(401);
+    // Not a store's path of anyone's: nothing to count.
+    expect((await server.request("GET", "/api/v1/stores/999999999/orders/x", { key: unknownKey })).status).toBe(401);
+    await server.requestLog.flush();
+    const counted = await owner.browser.client.unknownKeys.list.query({ store_id: owner.store.id });
+    expect(counted.map((row) => [row.key_prefix, row.calls]).sort()).toEqual([["(not a key)", 1], ["Zq9x", 3]]);
+    const stored = await server.db.selectFrom("unknown_key_calls").selectAll().execute();
+    expect(JSON.stringify(stored)).not.toContain(unknownKey.slice(4));
+    expect(stored.some((row) => Number(row.store_id) === 999999999)).toBe(false);
+    // The store's own log holds none of them (they are not the team's calls), and another team sees no count.
+    expect((await owner.browser.client.requests.list.query({ store_id: owner.store.id })).map((row) => row.status)).not.toContain(401);
+    expect(await failure(stranger.browser.client.unknownKeys.list.query({ store_id: owner.store.id }))).toMatchObject({ code: "NOT_FOUND" });
+  });
+
   it("shows another team's calls to no one: their ids answer as unknown ones do", async () => {
     const owner = await signedInTenant();
     const stranger = await signedInTenant();

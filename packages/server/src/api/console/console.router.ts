@@ -8,6 +8,7 @@ import { storeActivity } from "../../automations/activity.js";
 import { AppError } from "../../errors.js";
 import * as imports from "../../imports/import.repository.js";
 import { toImport } from "../../imports/import.view.js";
+import { unknownKeys } from "../../requests/request-log.repository.js";
 import { listRequests } from "../../requests/request-log.service.js";
 import { checkoutReadBack } from "../../records/checkouts/checkout.service.js";
 import { customerReadBack } from "../../records/customers/customer.service.js";
@@ -174,6 +175,14 @@ export const consoleRouter = router({
           limit: input.limit,
         });
       }),
+  }),
+
+  /** Calls to the store's paths with keys no team has: each key's first characters, how many calls, first and last seen. */
+  unknownKeys: router({
+    list: memberProcedure.input(z.object({ store_id: id })).query(async ({ ctx, input }) => {
+      await tenants.getTeamStore(ctx.db, ctx.session.teamId, input.store_id);
+      return (await unknownKeys(ctx.db, input.store_id)).map((row) => ({ ...row, first_at: row.first_at.toISOString(), last_at: row.last_at.toISOString() }));
+    }),
   }),
 
   imports: router({

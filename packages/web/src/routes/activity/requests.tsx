@@ -134,6 +134,7 @@ export function Requests({ storeId }: { storeId: number }) {
         </tbody>
       </table>
       {requests.data?.length === 0 && <p className="muted">No call matches{filtered ? " these filters" : " yet"}.</p>}
+      <UnknownKeys storeId={storeId} />
       <div className="actions">
         <button type="button" className="quiet" disabled={pages.length === 1} onClick={() => setPages([undefined])}>
           Newest
@@ -142,6 +143,44 @@ export function Requests({ storeId }: { storeId: number }) {
           Older
         </button>
       </div>
+    </>
+  );
+}
+
+/** Calls to this store with keys no team has: a mistyped, deleted long ago or guessed key, by its first characters. */
+function UnknownKeys({ storeId }: { storeId: number }) {
+  const unknown = useQuery({ queryKey: ["unknown-keys", storeId], queryFn: () => trpc.unknownKeys.list.query({ store_id: storeId }), refetchInterval: 5000 });
+  if (!unknown.data || unknown.data.length === 0) return null;
+  return (
+    <>
+      <h2>Calls with unknown keys</h2>
+      <p className="muted">Answered 401: no team has these keys. Only their first characters are kept.</p>
+      <table tabIndex={0} className="requests">
+        <thead>
+          <tr>
+            <th>Key starts with</th>
+            <th>Calls</th>
+            <th>Last</th>
+            <th className="wide">First</th>
+          </tr>
+        </thead>
+        <tbody>
+          {unknown.data.map((row) => (
+            <tr key={row.key_prefix}>
+              <td>
+                <code>{row.key_prefix === "*" ? "(others)" : row.key_prefix}</code>
+              </td>
+              <td>{row.calls}</td>
+              <td>
+                <Time value={row.last_at} />
+              </td>
+              <td className="wide">
+                <Time value={row.first_at} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </>
   );
 }
