@@ -1,3 +1,4 @@
+import type { Mailer } from "./accounts/mail.js";
 import type { IncomingMessage } from "node:http";
 import type { AccountSettings, SignInLimiters } from "./accounts/member.service.js";
 import type { AccessCache } from "./tenancy/access-cache.js";
@@ -7,7 +8,7 @@ import type { AppError } from "./errors.js";
 import type { Logger } from "./logger.js";
 
 /** What the console's sign-in needs: its settings, its throttles, and whether cookies demand HTTPS. */
-export type AccountServices = { settings: AccountSettings; limiters: SignInLimiters; cookieSecure: boolean };
+export type AccountServices = { settings: AccountSettings; limiters: SignInLimiters; cookieSecure: boolean; mailer: Mailer };
 
 /** A request's `Idempotency-Key`, read (see `idempotency.ts`): the key and a fingerprint of the request, or a key that is not valid. */
 export type IdempotencyRequest = { key: string; fingerprint: string } | { invalidKey: true };
@@ -68,6 +69,8 @@ export type ConsoleHttp = {
   setCookie(name: string, value: string, options: { maxAgeSeconds: number }): void;
   clearCookie(name: string): void;
   address: string;
+  /** The browser's User-Agent, as sent (cut to 300 characters). */
+  userAgent: string | null;
   /** False when the browser says the request came from another site (Origin or Sec-Fetch-Site). */
   sameOrigin: boolean;
 };

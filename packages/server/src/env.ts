@@ -57,6 +57,8 @@ const envSchema = z.object({
   MESSAGING_WEBHOOK_SECRET: z.string().min(16).optional(),
   MESSAGING_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   WEBHOOK_ALLOW_PRIVATE_ADDRESSES: bool.default(false),
+  SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
+  MAIL_FROM: z.string().min(3).max(200).default("Commerce Ingest <no-reply@localhost>"),
   HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
   REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
@@ -126,6 +128,8 @@ export type Env = {
   worker: WorkerOptions;
   imports: { uploadLimitBytes: number; chunkBytes: number; uploadsAtOnce: number; pace: UploadPace; heartbeatMs: number; runner: ImportRunnerOptions };
   webhook: { url: string; secret: string; timeoutMs: number } | undefined;
+  /** How the console's mails leave (invitations, password resets): SMTP, or the log when unset. */
+  mail: { smtpUrl: string | undefined; from: string };
   /** Stores' own endpoints: how long a delivery may take, and whether private addresses may be one. */
   endpoints: { timeoutMs: number; allowPrivate: boolean };
   /** Where the console is reached; unset: http://HOST:PORT. */
@@ -221,6 +225,7 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
         ? { url: env.MESSAGING_WEBHOOK_URL, secret: env.MESSAGING_WEBHOOK_SECRET, timeoutMs: env.MESSAGING_WEBHOOK_TIMEOUT_MS }
         : undefined,
     endpoints: { timeoutMs: env.MESSAGING_WEBHOOK_TIMEOUT_MS, allowPrivate: env.WEBHOOK_ALLOW_PRIVATE_ADDRESSES },
+    mail: { smtpUrl: env.SMTP_URL, from: env.MAIL_FROM },
     publicUrl: env.PUBLIC_URL?.replace(/\/+$/, ""),
     console: {
       cookieSecure: env.COOKIE_SECURE,

@@ -27,7 +27,7 @@ export async function seedDemo(db: Db, dataDir: string, baseUrl: string): Promis
     const key = await tenants.createApiKey(trx, { team_id: team.id, name: "Demo key" });
     const password = randomToken().slice(0, 16);
     const account = await insertAccount(trx, { email: DEMO_MEMBER_EMAIL, password_hash: await hashPassword(password) });
-    await insertMember(trx, { team_id: team.id, account_id: account.id });
+    await insertMember(trx, { team_id: team.id, account_id: account.id, role: "owner" });
     const envFile = path.join(dataDir, "demo.env");
     fs.mkdirSync(dataDir, { recursive: true });
     fs.writeFileSync(

@@ -14,6 +14,7 @@ import { migrateToLatest } from "./db/migrate.js";
 import { startUpkeep } from "./db/upkeep.js";
 import type { Env } from "./env.js";
 import { createApp } from "./app.js";
+import { createMailer } from "./accounts/mail.js";
 import { createHttpServer } from "./api/http-server.js";
 import { createMetrics } from "./api/metrics.js";
 import type { Logger } from "./logger.js";
@@ -41,6 +42,11 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
   try {
     const applied = await database.withoutTimeouts(migrateToLatest);
     logger.info({ database: database.kind, applied }, "database ready");
+    const mailer = createMailer(env.mail, logger);
+    // A deployment's invitations and password resets carry secret links: without a mail sender they are in its log.
+    if (database.kind === "postgres" && !mailer.configured) {
+      logger.warn("no SMTP_URL: invitation and password reset mails are written to this log, links included; set SMTP_URL (see docs/operations.md)");
+    }
     const adminToken = resolveAdminToken(env.adminToken, env.dataDir);
     const worker: Worker | undefined = env.runWorker
       ? startWorker({ db: database.db, logger, provider: providerFromEnv(env), endpoints: env.endpoints }, env.worker)
@@ -71,7 +77,7 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
         adminToken,
         adminRemote: env.adminRemote,
         authFailures: createRateLimiter(AUTH_FAILURE_LIMIT, database.pool, "auth-failures"),
-        accounts: { settings, limiters: createSignInLimiters(database.pool), cookieSecure: env.console.cookieSecure },
+        accounts: { settings, limiters: createSignInLimiters(database.pool), cookieSecure: env.console.cookieSecure, mailer },
         requestLog,
         metrics: createMetrics(database.db, database.pool, accessCache, uploads),
         afterWrite: () => worker?.nudge(),

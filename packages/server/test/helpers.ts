@@ -10,6 +10,7 @@ import { createSignInLimiters, type AccountSettings, type SIGN_IN_LIMITS } from 
 import { createRateLimiter, type RateLimitOptions } from "../src/tenancy/rate-limit.js";
 import { startRequestLog } from "../src/requests/request-log.service.js";
 import { recordingProvider, type MessagingProvider } from "../src/automations/providers.js";
+import { createMailer } from "../src/accounts/mail.js";
 import { startWorker, type Worker, type WorkerOptions } from "../src/automations/worker.js";
 import * as tenants from "../src/tenancy/tenant.service.js";
 import { openDatabase, type DatabaseHandle } from "../src/db/index.js";
@@ -115,6 +116,8 @@ export async function startTestServer(
     imports?: Partial<ImportRunnerOptions> & { uploadLimitBytes?: number; chunkBytes?: number; uploadsAtOnce?: number; pace?: Partial<UploadPace> };
     /** Failed authentications per address before 429; off unless given. */
     authFailureLimit?: RateLimitOptions;
+    /** Where the console's mails go (a test's SMTP server); unset: the log. */
+    smtpUrl?: string;
     /** Stores' own endpoints: private addresses allowed (a test's receiver is on loopback) unless said otherwise. */
     endpoints?: { timeoutMs?: number; allowPrivate?: boolean };
   } = {},
@@ -152,7 +155,7 @@ export async function startTestServer(
       accessCache,
       adminToken: ADMIN_TOKEN,
       ...(options.authFailureLimit ? { authFailures: createRateLimiter(options.authFailureLimit, handle.pool, "auth-failures") } : {}),
-      accounts: { settings, limiters: createSignInLimiters(handle.pool, options.signInLimits), cookieSecure: false },
+      accounts: { settings, limiters: createSignInLimiters(handle.pool, options.signInLimits), cookieSecure: false, mailer: createMailer({ smtpUrl: options.smtpUrl, from: "Console <console@test.example>" }, logger) },
       requestLog,
       metrics: createMetrics(handle.db, handle.pool),
       afterWrite: () => worker?.nudge(),

@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import type { Executor } from "../db/types.js";
+import type { Executor, Role } from "../db/types.js";
 
 /** An invitation that can still be accepted: not used, not expired (by the database's clock). */
 const OPEN_INVITATION = sql<boolean>`accepted_at is null and expires_at > now()`;
@@ -12,7 +12,7 @@ export function insertAccount(db: Executor, account: { email: string; password_h
   return db.insertInto("accounts").values(account).returning(["id", "email"]).executeTakeFirstOrThrow();
 }
 
-export function insertMember(db: Executor, member: { team_id: number; account_id: number }) {
+export function insertMember(db: Executor, member: { team_id: number; account_id: number; role: Role }) {
   return db.insertInto("members").values(member).returning(["id", "team_id", "account_id"]).executeTakeFirstOrThrow();
 }
 
@@ -46,7 +46,7 @@ export function listMembers(db: Executor, teamId: number) {
   return db
     .selectFrom("members as m")
     .innerJoin("accounts as a", "a.id", "m.account_id")
-    .select(["m.id", "a.email", "m.created_at"])
+    .select(["m.id", "a.email", "m.role", "m.created_at"])
     .where("m.team_id", "=", teamId)
     .orderBy("m.id")
     .execute();
@@ -88,7 +88,7 @@ export function findOpenInvitation(db: Executor, tokenHash: string) {
   return db
     .selectFrom("invitations as i")
     .innerJoin("teams as t", "t.id", "i.team_id")
-    .select(["i.id", "i.team_id", "i.email", "i.expires_at", "t.name as team_name"])
+    .select(["i.id", "i.team_id", "i.email", "i.expires_at", "i.invited_by", "t.name as team_name"])
     .where("i.token_hash", "=", tokenHash)
     .where(OPEN_INVITATION)
     .executeTakeFirst();
@@ -131,10 +131,16 @@ export async function markInvitationAccepted(db: Executor, id: number): Promise<
   return Number(result.numUpdatedRows) === 1;
 }
 
-export function insertSession(db: Executor, session: { member_id: number; token_hash: string; maxAgeSeconds: number }) {
+export function insertSession(db: Executor, session: { member_id: number; token_hash: string; maxAgeSeconds: number; address: string | null; user_agent: string | null }) {
   return db
     .insertInto("sessions")
-    .values({ member_id: session.member_id, token_hash: session.token_hash, expires_at: sql<Date>`now() + make_interval(secs => ${session.maxAgeSeconds})` })
+    .values({
+      member_id: session.member_id,
+      token_hash: session.token_hash,
+      expires_at: sql<Date>`now() + make_interval(secs => ${session.maxAgeSeconds})`,
+      address: session.address,
+      user_agent: session.user_agent,
+    })
     .returning(["id", "expires_at"])
     .executeTakeFirstOrThrow();
 }
@@ -163,7 +169,7 @@ export function touchSession(db: Executor, tokenHash: string, idleSeconds: numbe
     .innerJoin("members as m", "m.id", "touched.member_id")
     .innerJoin("accounts as a", "a.id", "m.account_id")
     .innerJoin("teams as t", "t.id", "m.team_id")
-    .select(["touched.id as session_id", "m.id as member_id", "a.id as account_id", "a.email", "t.id as team_id", "t.name as team_name"])
+    .select(["touched.id as session_id", "m.id as member_id", "m.role", "a.id as account_id", "a.email", "t.id as team_id", "t.name as team_name"])
     .executeTakeFirst();
 }
 

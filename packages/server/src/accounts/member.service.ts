@@ -1,4 +1,4 @@
-import type { Db } from "../db/types.js";
+import type { Db, Role } from "../db/types.js";
 import { inTransaction } from "../db/transaction.js";
 import { AppError } from "../errors.js";
 import { formatTimestamp } from "../time.js";
@@ -27,7 +27,10 @@ export type AccountSettings = {
 export type SignInLimiters = { byAccountAddress: RateLimiter; byAddress: RateLimiter; byAccount: RateLimiter };
 
 /** A signed-in member, as every console procedure sees it. */
-export type Session = { sessionId: number; memberId: number; accountId: number; email: string; teamId: number; teamName: string };
+export type Session = { sessionId: number; memberId: number; role: Role; accountId: number; email: string; teamId: number; teamName: string };
+
+/** Where a request came from, as sessions and the audit log keep it. */
+export type Caller = { address: string; userAgent: string | null };
 
 /** A new session: the token goes into the cookie, only its hash into the database. */
 export type NewSession = { token: string; expiresAt: Date };
@@ -49,9 +52,15 @@ export function createSignInLimiters(pool: pg.Pool | undefined, limits = SIGN_IN
   };
 }
 
-async function startSession(db: Db, settings: AccountSettings, memberId: number): Promise<NewSession> {
+async function startSession(db: Db, settings: AccountSettings, memberId: number, caller: Caller | undefined): Promise<NewSession> {
   const token = randomToken();
-  const row = await repo.insertSession(db, { member_id: memberId, token_hash: hashToken(token), maxAgeSeconds: settings.sessionMaxSeconds });
+  const row = await repo.insertSession(db, {
+    member_id: memberId,
+    token_hash: hashToken(token),
+    maxAgeSeconds: settings.sessionMaxSeconds,
+    address: caller?.address ?? null,
+    user_agent: caller?.userAgent ?? null,
+  });
   return { token, expiresAt: row.expires_at };
 }
 
@@ -117,7 +126,7 @@ export async function describeInvitation(db: Db, token: string) {
  * membership, and signs them in; the link works once. An e-mail that has an
  * account already accepts by signing in (`joinTeam`).
  */
-export async function acceptInvitation(db: Db, settings: AccountSettings, token: string, password: string): Promise<NewSession> {
+export async function acceptInvitation(db: Db, settings: AccountSettings, token: string, password: string, caller?: Caller): Promise<NewSession> {
   const passwordHash = await hashPassword(password);
   const memberId = await inTransaction(db, async (trx) => {
     const invitation = await repo.findOpenInvitation(trx, hashToken(token));
@@ -128,11 +137,12 @@ export async function acceptInvitation(db: Db, settings: AccountSettings, token:
       if (error instanceof Error && "code" in error && error.code === "23505") throw new AppError("MEMBER_EXISTS");
       throw error;
     });
-    const member = await repo.insertMember(trx, { team_id: invitation.team_id, account_id: account.id });
+    // The operator's invitation (a team's first people) makes an owner; a member's, a member.
+    const member = await repo.insertMember(trx, { team_id: invitation.team_id, account_id: account.id, role: invitation.invited_by === null ? "owner" : "member" });
     await recordAudit(trx, { teamId: invitation.team_id, actor: invitation.email, action: "member.joined", target: invitation.email });
     return member.id;
   });
-  return startSession(db, settings, memberId);
+  return startSession(db, settings, memberId, caller);
 }
 
 /**
@@ -148,7 +158,7 @@ export async function joinTeam(db: Db, session: Session, token: string): Promise
     if (!(await repo.markInvitationAccepted(trx, invitation.id))) throw new AppError("INVITATION_INVALID");
     let member = await repo.findMembership(trx, session.accountId, invitation.team_id);
     if (!member) {
-      member = await repo.insertMember(trx, { team_id: invitation.team_id, account_id: session.accountId });
+      member = await repo.insertMember(trx, { team_id: invitation.team_id, account_id: session.accountId, role: invitation.invited_by === null ? "owner" : "member" });
       await recordAudit(trx, { teamId: invitation.team_id, actor: session.email, action: "member.joined", target: session.email });
     }
     await repo.setSessionMember(trx, session.sessionId, member.id);
@@ -178,7 +188,7 @@ export async function signIn(
   db: Db,
   settings: AccountSettings,
   limiters: SignInLimiters,
-  input: { email: string; password: string; address: string },
+  input: { email: string; password: string; address: string; userAgent?: string | null },
 ): Promise<NewSession> {
   const emailKey = input.email.trim().toLowerCase();
   const accountAddress = `${emailKey}|${input.address}`;
@@ -191,17 +201,24 @@ export async function signIn(
   const account = await repo.findAccountByEmail(db, emailKey);
   const matches = await verifyPassword(input.password, account?.password_hash ?? UNKNOWN_MEMBER_HASH);
   // The session opens on the first team the account joined; the console switches between them.
-  const [team] = account && matches ? await repo.listAccountTeams(db, account.id) : [];
-  if (!team) throw new AppError("SIGN_IN_FAILED");
+  const teams = account ? await repo.listAccountTeams(db, account.id) : [];
+  const caller = { address: input.address, userAgent: input.userAgent ?? null };
+  const [team] = matches ? teams : [];
+  if (!account || !team) {
+    // A failure on an account is in its teams' audit logs; on an unknown e-mail there is no team to tell.
+    for (const { id } of teams) await recordAudit(db, { teamId: id, actor: account?.email ?? emailKey, action: "session.sign_in_failed", target: account?.email ?? emailKey, ...caller });
+    throw new AppError("SIGN_IN_FAILED");
+  }
   await Promise.all([limiters.byAccountAddress.reset(accountAddress), limiters.byAccount.reset(emailKey)]);
-  return startSession(db, settings, team.member_id);
+  await recordAudit(db, { teamId: team.id, actor: account.email, action: "session.signed_in", target: account.email, ...caller });
+  return startSession(db, settings, team.member_id, caller);
 }
 
 /** The session the cookie names, if it is live; using it keeps it from going idle. */
 export async function findSession(db: Db, settings: AccountSettings, token: string | undefined): Promise<Session | undefined> {
   if (!token) return undefined;
   const row = await repo.touchSession(db, hashToken(token), settings.sessionIdleSeconds);
-  return row && { sessionId: row.session_id, memberId: row.member_id, accountId: row.account_id, email: row.email, teamId: row.team_id, teamName: row.team_name };
+  return row && { sessionId: row.session_id, memberId: row.member_id, role: row.role, accountId: row.account_id, email: row.email, teamId: row.team_id, teamName: row.team_name };
 }
 
 /**
@@ -218,7 +235,7 @@ export async function signOut(db: Db, token: string | undefined): Promise<void> 
 }
 
 export async function listMembers(db: Db, teamId: number) {
-  return (await repo.listMembers(db, teamId)).map((member) => ({ id: member.id, email: member.email, created_at: formatTimestamp(member.created_at) }));
+  return (await repo.listMembers(db, teamId)).map((member) => ({ id: member.id, email: member.email, role: member.role, created_at: formatTimestamp(member.created_at) }));
 }
 
 /**

@@ -47,11 +47,24 @@ export interface AccountTable {
 }
 
 /** An account's membership of one team. */
+export type Role = "owner" | "member";
+
 export interface MemberTable {
   id: Generated<number>;
   team_id: number;
   account_id: number;
+  role: Generated<Role>;
   created_at: CreatedAt;
+}
+
+/** A password reset link: its token's hash, good once, until it expires. */
+export interface PasswordResetTable {
+  id: Generated<number>;
+  account_id: number;
+  token_hash: string;
+  created_at: CreatedAt;
+  expires_at: ColumnType<Date, Date | string, Date | string>;
+  used_at: Date | null;
 }
 
 export interface InvitationTable {
@@ -72,6 +85,8 @@ export interface SessionTable {
   created_at: CreatedAt;
   last_seen_at: ColumnType<Date, Date | string | undefined, Date | string>;
   expires_at: ColumnType<Date, Date | string, Date | string>;
+  address: string | null;
+  user_agent: string | null;
 }
 
 export interface RequestLogTable {
@@ -320,6 +335,8 @@ export interface AuditLogTable {
   actor: string;
   action: string;
   target: string;
+  address: string | null;
+  user_agent: string | null;
   created_at: CreatedAt;
 }
 
@@ -357,6 +374,7 @@ export interface UnknownKeyCallTable {
 }
 
 export interface Database {
+  password_resets: PasswordResetTable;
   unknown_key_calls: UnknownKeyCallTable;
   webhook_endpoints: WebhookEndpointTable;
   delivery_attempts: DeliveryAttemptTable;

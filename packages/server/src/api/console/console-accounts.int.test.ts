@@ -23,7 +23,7 @@ describe("invitations", () => {
     expect(cookie).toMatch(/SameSite=Lax/i);
     expect(cookie).toMatch(/Path=\//);
     expect(cookie).not.toMatch(/Secure/i);
-    expect(await browser.client.session.me.query()).toEqual({ email, team: { id: tenant.team.id, name: tenant.team.name }, teams: [{ id: tenant.team.id, name: tenant.team.name }] });
+    expect(await browser.client.session.me.query()).toEqual({ email, role: "owner", team: { id: tenant.team.id, name: tenant.team.name }, teams: [{ id: tenant.team.id, name: tenant.team.name }] });
     // Only the token's hash is stored.
     const sessionToken = browser.jar.get("console_session") ?? "";
     expect(JSON.stringify(await server.db.selectFrom("sessions").selectAll().execute())).not.toContain(sessionToken);
@@ -81,6 +81,8 @@ describe("invitations", () => {
     expect(await browser.client.invitation.join.mutate({ token })).toEqual({ id: other.team.id, name: other.team.name });
     expect(await browser.client.session.me.query()).toEqual({
       email: ada.email,
+      // Invited by a member of the team: a member there (an owner in her own team).
+      role: "member",
       team: { id: other.team.id, name: other.team.name },
       teams: [
         { id: ada.team.id, name: ada.team.name },

@@ -36,6 +36,7 @@ function consoleHttp(req: Request, res: Response, cookieSecure: boolean): Consol
     setCookie: (name, value, { maxAgeSeconds }) => void res.cookie(name, value, { ...base, maxAge: maxAgeSeconds * 1000 }),
     clearCookie: (name) => void res.clearCookie(name, base),
     address: req.socket.remoteAddress ?? "unknown",
+    userAgent: req.headers["user-agent"]?.slice(0, 300) ?? null,
     sameOrigin: sameOrigin(req),
   };
 }

@@ -45,5 +45,14 @@ export const publicConsoleProcedure = baseProcedure.use(consoleErrors).use(({ ct
 export const memberProcedure = publicConsoleProcedure.use(async ({ ctx, next }) => {
   const session = await findSession(ctx.db, ctx.accounts.settings, ctx.http.cookie(SESSION_COOKIE));
   if (!session) throw new AppError("SIGN_IN_REQUIRED");
-  return next({ ctx: { session } });
+  return next({ ctx: { session, caller: { address: ctx.http.address, userAgent: ctx.http.userAgent } } });
+});
+
+/**
+ * An owner of the session's team: members, roles and the team's settings. A
+ * member (stores, keys, imports, delivery) is refused with `owner_required`.
+ */
+export const ownerProcedure = memberProcedure.use(({ ctx, next }) => {
+  if (ctx.session.role !== "owner") throw new AppError("OWNER_REQUIRED");
+  return next();
 });

@@ -1,10 +1,11 @@
 import { FLOWS, JOB_STATUSES, storeCreateSchema, storeUpdateSchema, timestampSchema } from "@commerce-ingest/shared";
 import { z } from "zod";
-import { listAudit, recordAudit, type AuditAction } from "../../accounts/audit.js";
+import { AUDIT_ACTIONS, listAudit, recordAudit, type AuditAction } from "../../accounts/audit.js";
 import * as accounts from "../../accounts/member.service.js";
 import { MIN_PASSWORD_LENGTH } from "../../accounts/password.js";
 import * as tenants from "../../tenancy/tenant.service.js";
 import { storeActivity } from "../../automations/activity.js";
+import { inTransaction } from "../../db/transaction.js";
 import { AppError } from "../../errors.js";
 import * as imports from "../../imports/import.repository.js";
 import { toImport } from "../../imports/import.view.js";
@@ -15,7 +16,9 @@ import { customerReadBack } from "../../records/customers/customer.service.js";
 import { orderReadBack } from "../../records/orders/order.service.js";
 import { shipmentReadBack } from "../../records/shipments/shipment.service.js";
 import { router } from "../../trpc.js";
-import { memberProcedure, publicConsoleProcedure, SESSION_COOKIE } from "./console.procedure.js";
+import { memberProcedure, ownerProcedure, publicConsoleProcedure, SESSION_COOKIE } from "./console.procedure.js";
+import * as security from "../../accounts/session.service.js";
+import { setRole } from "../../accounts/session.repository.js";
 import { deliveryRouters } from "./delivery.router.js";
 import { storeOverview } from "./overview.js";
 
@@ -27,7 +30,7 @@ const password = z
   .max(200, "must be at most 200 characters");
 const token = z.string().min(1).max(200);
 
-type SignedIn = { email: string; team: { id: number; name: string }; teams: Array<{ id: number; name: string }> };
+type SignedIn = { email: string; role: "owner" | "member"; team: { id: number; name: string }; teams: Array<{ id: number; name: string }> };
 
 /** What a member changed, in the team's audit log. */
 const audit = (ctx: { db: Parameters<typeof recordAudit>[0]; session: { teamId: number; email: string } }, action: AuditAction, target: string) =>
@@ -44,26 +47,61 @@ export const consoleRouter = router({
       const session = await accounts.findSession(ctx.db, ctx.accounts.settings, ctx.http.cookie(SESSION_COOKIE));
       if (!session) return null;
       const teams = (await accounts.listTeams(ctx.db, session)).map(({ id, name }) => ({ id, name }));
-      return { email: session.email, team: { id: session.teamId, name: session.teamName }, teams };
+      return { email: session.email, role: session.role, team: { id: session.teamId, name: session.teamName }, teams };
     }),
     /** Shows another team the account belongs to; any other team answers as unknown. */
     switchTeam: memberProcedure.input(z.object({ team_id: id })).mutation(({ ctx, input }) => accounts.switchTeam(ctx.db, ctx.session, input.team_id)),
     signIn: publicConsoleProcedure.input(z.object({ email: z.string().trim().min(1).max(255), password: z.string().min(1).max(1024) })).mutation(async ({ ctx, input }) => {
-      const session = await accounts.signIn(ctx.db, ctx.accounts.settings, ctx.accounts.limiters, { ...input, address: ctx.http.address });
+      const session = await accounts.signIn(ctx.db, ctx.accounts.settings, ctx.accounts.limiters, { ...input, address: ctx.http.address, userAgent: ctx.http.userAgent });
       ctx.http.setCookie(SESSION_COOKIE, session.token, { maxAgeSeconds: ctx.accounts.settings.sessionMaxSeconds });
       return { ok: true as const };
     }),
     signOut: publicConsoleProcedure.mutation(async ({ ctx }) => {
+      const session = await accounts.findSession(ctx.db, ctx.accounts.settings, ctx.http.cookie(SESSION_COOKIE));
       await accounts.signOut(ctx.db, ctx.http.cookie(SESSION_COOKIE));
+      if (session) {
+        await recordAudit(ctx.db, { teamId: session.teamId, actor: session.email, action: "session.signed_out", target: session.email, address: ctx.http.address, userAgent: ctx.http.userAgent });
+      }
       ctx.http.clearCookie(SESSION_COOKIE);
       return { ok: true as const };
+    }),
+    /** The account's live sessions (every team), where and when each began and was last used. */
+    list: memberProcedure.query(({ ctx }) => security.listSessions(ctx.db, ctx.accounts.settings, ctx.session)),
+    /** Ends one of the account's sessions: its next call is refused and its live view closes. */
+    end: memberProcedure.input(z.object({ id })).mutation(async ({ ctx, input }) => {
+      await security.endSession(ctx.db, ctx.session, input.id, ctx.caller);
+      return { ok: true as const };
+    }),
+    endOthers: memberProcedure.mutation(({ ctx }) => security.endOtherSessions(ctx.db, ctx.session, ctx.caller)),
+    /** A new password, the current one proven; every other session of the account ends. */
+    changePassword: memberProcedure
+      .input(z.object({ current_password: z.string().min(1).max(1024), new_password: password }))
+      .mutation(({ ctx, input }) => security.changePassword(ctx.db, ctx.session, input.current_password, input.new_password, ctx.caller)),
+    /** Mails a reset link to the e-mail's account, if any; the answer is the same either way. */
+    requestReset: publicConsoleProcedure.input(z.object({ email: z.string().trim().min(1).max(255) })).mutation(async ({ ctx, input }) => {
+      await security.requestPasswordReset(
+        { db: ctx.db, settings: ctx.accounts.settings, limiters: ctx.accounts.limiters, mailer: ctx.accounts.mailer, logger: ctx.logger },
+        input.email,
+        { address: ctx.http.address, userAgent: ctx.http.userAgent },
+      );
+      return { ok: true as const };
+    }),
+    /** Whether a reset link still works. */
+    resetUsable: publicConsoleProcedure.input(z.object({ token })).query(async ({ ctx, input }) => {
+      await security.resetLinkUsable(ctx.db, input.token);
+      return { ok: true as const };
+    }),
+    /** A new password by a reset link (once, within the hour); every session of the account ends. Sign in after. */
+    reset: publicConsoleProcedure.input(z.object({ token, password })).mutation(async ({ ctx, input }) => {
+      const { email: reset } = await security.resetPassword(ctx.db, input.token, input.password, { address: ctx.http.address, userAgent: ctx.http.userAgent });
+      return { email: reset };
     }),
   }),
 
   invitation: router({
     get: publicConsoleProcedure.input(z.object({ token })).query(({ ctx, input }) => accounts.describeInvitation(ctx.db, input.token)),
     accept: publicConsoleProcedure.input(z.object({ token, password })).mutation(async ({ ctx, input }) => {
-      const session = await accounts.acceptInvitation(ctx.db, ctx.accounts.settings, input.token, input.password);
+      const session = await accounts.acceptInvitation(ctx.db, ctx.accounts.settings, input.token, input.password, { address: ctx.http.address, userAgent: ctx.http.userAgent });
       ctx.http.setCookie(SESSION_COOKIE, session.token, { maxAgeSeconds: ctx.accounts.settings.sessionMaxSeconds });
       return { ok: true as const };
     }),
@@ -274,30 +312,38 @@ export const consoleRouter = router({
   team: router({
     members: memberProcedure.query(async ({ ctx }) => ({ me: ctx.session.memberId, members: await accounts.listMembers(ctx.db, ctx.session.teamId) })),
     invitations: memberProcedure.query(({ ctx }) => accounts.listInvitations(ctx.db, ctx.session.teamId)),
-    renewInvitation: memberProcedure.input(z.object({ id })).mutation(async ({ ctx, input }) => {
+    renewInvitation: ownerProcedure.input(z.object({ id })).mutation(async ({ ctx, input }) => {
       const renewed = await accounts.renewInvitation(ctx.db, ctx.accounts.settings, ctx.session.teamId, input.id);
       await audit(ctx, "invitation.renewed", renewed.email);
       return renewed;
     }),
-    revokeInvitation: memberProcedure.input(z.object({ id })).mutation(async ({ ctx, input }) => {
+    revokeInvitation: ownerProcedure.input(z.object({ id })).mutation(async ({ ctx, input }) => {
       const { email: revoked } = await accounts.revokeInvitation(ctx.db, ctx.session.teamId, input.id);
       await audit(ctx, "invitation.revoked", revoked);
       return { ok: true as const };
     }),
-    invite: memberProcedure.input(z.object({ email })).mutation(async ({ ctx, input }) => {
+    invite: ownerProcedure.input(z.object({ email })).mutation(async ({ ctx, input }) => {
       const invitation = await accounts.inviteMember(ctx.db, ctx.accounts.settings, { teamId: ctx.session.teamId, email: input.email, invitedBy: ctx.session.memberId });
       await audit(ctx, "member.invited", invitation.email);
       return invitation;
     }),
-    remove: memberProcedure.input(z.object({ member_id: id })).mutation(async ({ ctx, input }) => {
+    remove: ownerProcedure.input(z.object({ member_id: id })).mutation(async ({ ctx, input }) => {
       const removed = await accounts.removeMember(ctx.db, ctx.session.teamId, input.member_id);
       await audit(ctx, "member.removed", removed.email);
       return { ok: true as const };
     }),
     /** Who changed the team's keys, stores and members, newest first, 100 at a time (`before`: the last id of the page before). */
+    /** Makes a member an owner or an owner a member; a team keeps at least one owner. */
+    setRole: ownerProcedure.input(z.object({ member_id: id, role: z.enum(["owner", "member"]) })).mutation(async ({ ctx, input }) => {
+      const changed = await inTransaction(ctx.db, (trx) => setRole(trx, ctx.session.teamId, input.member_id, input.role));
+      if (changed === "unknown") throw new AppError("MEMBER_NOT_FOUND");
+      if (changed === "last") throw new AppError("LAST_OWNER");
+      await recordAudit(ctx.db, { teamId: ctx.session.teamId, actor: ctx.session.email, action: "member.role_changed", target: `${changed.email}: ${input.role}`, ...ctx.caller });
+      return { ok: true as const };
+    }),
     audit: memberProcedure
-      .input(z.object({ before: id.optional() }))
-      .query(({ ctx, input }) => listAudit(ctx.db, ctx.session.teamId, { limit: 100, before: input.before })),
+      .input(z.object({ before: id.optional(), action: z.enum(AUDIT_ACTIONS as [AuditAction, ...AuditAction[]]).optional(), actor: z.string().trim().min(1).max(255).optional() }))
+      .query(({ ctx, input }) => listAudit(ctx.db, ctx.session.teamId, { limit: 100, before: input.before, action: input.action, actor: input.actor })),
   }),
 
   ...deliveryRouters,
