@@ -10,12 +10,13 @@ import { ADMIN_TOKEN, startTestServer, type TestServer } from "./helpers.js";
  * A browser's view of the console: tRPC's own client over HTTP, with a cookie
  * jar (one session cookie) and the Origin header a browser would send.
  */
-export function consoleBrowser(server: TestServer, origin: string = server.url) {
+export function consoleBrowser(server: TestServer, origin: string = server.url, userAgent?: string) {
   const jar = new Map<string, string>();
   const setCookies: string[] = [];
   const fetchWithCookies: typeof fetch = async (input, init = {}) => {
     const headers = new Headers(init.headers);
     headers.set("Origin", origin);
+    if (userAgent) headers.set("User-Agent", userAgent);
     if (jar.size > 0) headers.set("Cookie", [...jar].map(([name, value]) => `${name}=${value}`).join("; "));
     const response = await fetch(input, { ...init, headers });
     for (const line of response.headers.getSetCookie()) {
@@ -91,4 +92,15 @@ export async function signedInTenant() {
   const browser = consoleBrowser(server);
   await browser.client.invitation.accept.mutate({ token, password: PASSWORD });
   return { ...tenant, email, browser };
+}
+
+/** Reads a live stream to its end (the server ends it), answering what it sent. */
+export async function readToEnd(stream: Response): Promise<string> {
+  const reader = stream.body?.getReader();
+  let text = "";
+  for (;;) {
+    const chunk = await reader?.read();
+    if (!chunk || chunk.done) return text;
+    text += new TextDecoder().decode(chunk.value);
+  }
 }

@@ -139,7 +139,7 @@ export async function acceptInvitation(db: Db, settings: AccountSettings, token:
     });
     // The operator's invitation (a team's first people) makes an owner; a member's, a member.
     const member = await repo.insertMember(trx, { team_id: invitation.team_id, account_id: account.id, role: invitation.invited_by === null ? "owner" : "member" });
-    await recordAudit(trx, { teamId: invitation.team_id, actor: invitation.email, action: "member.joined", target: invitation.email });
+    await recordAudit(trx, { teamId: invitation.team_id, actor: invitation.email, action: "member.joined", target: invitation.email, address: caller?.address, userAgent: caller?.userAgent });
     return member.id;
   });
   return startSession(db, settings, memberId, caller);

@@ -1,17 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { consoleBrowser, failure, invite, PASSWORD, server, signedInTenant, uniqueEmail, withConsoleServer } from "../../../test/console.js";
+import { consoleBrowser, failure, invite, PASSWORD, readToEnd, server, signedInTenant, uniqueEmail, withConsoleServer } from "../../../test/console.js";
 import { startTestServer } from "../../../test/helpers.js";
-
-/** Reads a live stream to its end (the server ends it), answering what it sent. */
-async function readToEnd(stream: Response): Promise<string> {
-  const reader = stream.body?.getReader();
-  let text = "";
-  for (;;) {
-    const chunk = await reader?.read();
-    if (!chunk || chunk.done) return text;
-    text += new TextDecoder().decode(chunk.value);
-  }
-}
 
 withConsoleServer();
 
