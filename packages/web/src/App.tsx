@@ -1,7 +1,10 @@
 import { Navigate, Route, Routes } from "react-router";
 import { SignedIn } from "./components/SignedIn.js";
 import { Activity } from "./routes/Activity.js";
+import { Account } from "./routes/Account.js";
 import { Audit } from "./routes/Audit.js";
+import { ForgotPassword } from "./routes/ForgotPassword.js";
+import { ResetPassword } from "./routes/ResetPassword.js";
 import { ApiKeys } from "./routes/ApiKeys.js";
 import { Invitation } from "./routes/Invitation.js";
 import { RecordPage } from "./routes/Record.js";
@@ -17,6 +20,8 @@ export function App() {
     <Routes>
       <Route path="/sign-in" element={<SignIn />} />
       <Route path="/invite/:token" element={<Invitation />} />
+      <Route path="/forgot-password" element={<ForgotPassword />} />
+      <Route path="/reset/:token" element={<ResetPassword />} />
       <Route element={<SignedIn />}>
         <Route path="/" element={<Navigate to="/settings/api-keys" replace />} />
         <Route path="/settings" element={<Navigate to="/settings/api-keys" replace />} />
@@ -27,6 +32,7 @@ export function App() {
         <Route path="/stores/:storeId/records/:kind/:externalId" element={<RecordPage />} />
         <Route path="/team" element={<Team />} />
         <Route path="/audit" element={<Audit />} />
+        <Route path="/account" element={<Account />} />
       </Route>
       <Route path="*" element={<NotFound />} />
     </Routes>

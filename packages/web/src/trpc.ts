@@ -30,6 +30,23 @@ export function problemOf(error: unknown): { message: string; code: string | und
   return { message: error instanceof Error ? error.message : "Something went wrong", code: undefined, fields: {} };
 }
 
+/** When a refused call may be tried again (its `Retry-After`, in seconds), if it said. */
+export function retryAfterOf(error: unknown): number | undefined {
+  if (!(error instanceof TRPCClientError)) return undefined;
+  const response = (error.meta as { response?: Response } | undefined)?.response;
+  const seconds = Number(response?.headers.get("retry-after") ?? Number.NaN);
+  return Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
+}
+
+/** A refusal's message; a throttled one says when to try again (from its Retry-After). */
+export function throttledMessage(error: unknown): string {
+  const seconds = retryAfterOf(error);
+  if (seconds === undefined) return problemOf(error).message;
+  const at = new Date(Date.now() + seconds * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  const wait = seconds < 90 ? `${seconds} seconds` : `${Math.ceil(seconds / 60)} minutes`;
+  return `Too many attempts. Try again in ${wait} (at ${at}).`;
+}
+
 export function isSignedOut(error: unknown): boolean {
   return error instanceof TRPCClientError && (error.data as { code?: string } | undefined)?.code === "UNAUTHORIZED";
 }

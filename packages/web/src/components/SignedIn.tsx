@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { Navigate, NavLink, Outlet, useLocation, useNavigate } from "react-router";
+import { Link, Navigate, NavLink, Outlet, useLocation, useNavigate } from "react-router";
 import { trpc } from "../trpc.js";
 
 /** The frame of every signed-in page; without a session, the sign-in page (coming back here after). */
@@ -57,7 +57,9 @@ export function SignedIn() {
           <NavLink to="/audit">Audit log</NavLink>
           <a href="/docs">API reference</a>
         </nav>
-        <span className="who">{me.data.email}</span>
+        <Link className="who" to="/account" title="Your account: password and sessions">
+          {me.data.email}
+        </Link>
         <button type="button" className="quiet" onClick={() => signOut.mutate()} disabled={signOut.isPending}>
           Sign out
         </button>

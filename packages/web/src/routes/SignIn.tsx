@@ -1,8 +1,8 @@
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import { useNavigate, useSearchParams } from "react-router";
+import { Link, useNavigate, useSearchParams } from "react-router";
 import { ErrorLine, usePageTitle } from "../components/ui.js";
-import { problemOf, trpc } from "../trpc.js";
+import { throttledMessage, trpc } from "../trpc.js";
 
 export function SignIn() {
   usePageTitle("Sign in");
@@ -26,6 +26,7 @@ export function SignIn() {
   return (
     <main className="narrow">
       <h1>Sign in</h1>
+      {params.get("reset") === "1" && <p role="status">Your password is changed, and every session of your account has ended: sign in with the new one.</p>}
       <form onSubmit={submit}>
         <label>
           E-mail
@@ -35,11 +36,14 @@ export function SignIn() {
           Password
           <input type="password" autoComplete="current-password" required value={password} onChange={(event) => setPassword(event.target.value)} />
         </label>
-        <ErrorLine error={signIn.isError ? problemOf(signIn.error).message : undefined} />
+        <ErrorLine error={signIn.isError ? throttledMessage(signIn.error) : undefined} />
         <button type="submit" disabled={signIn.isPending}>
           Sign in
         </button>
       </form>
+      <p>
+        <Link to="/forgot-password">Forgot your password?</Link>
+      </p>
       <p className="muted">New to the console? Open the invitation link you were sent to choose a password.</p>
     </main>
   );

@@ -7,6 +7,13 @@ export function Team() {
   usePageTitle("Team");
   const queryClient = useQueryClient();
   const team = useQuery({ queryKey: ["team"], queryFn: () => trpc.team.members.query() });
+  const me = useQuery({ queryKey: ["me"], queryFn: () => trpc.session.me.query() });
+  // Members, roles and invitations are an owner's to change; a member sees them.
+  const owner = me.data?.role === "owner";
+  const setRole = useMutation({
+    mutationFn: (change: { member_id: number; role: "owner" | "member" }) => trpc.team.setRole.mutate(change),
+    onSuccess: () => Promise.all([queryClient.invalidateQueries({ queryKey: ["team"] }), queryClient.invalidateQueries({ queryKey: ["me"] })]),
+  });
   const [email, setEmail] = useState("");
   const invitations = useQuery({ queryKey: ["invitations"], queryFn: () => trpc.team.invitations.query() });
   const refresh = () => queryClient.invalidateQueries({ queryKey: ["invitations"] });
@@ -31,8 +38,9 @@ export function Team() {
         <thead>
           <tr>
             <th>E-mail</th>
+            <th>Role</th>
             <th>Member since</th>
-            <th />
+            {owner && <th />}
           </tr>
         </thead>
         <tbody>
@@ -41,10 +49,21 @@ export function Team() {
               <td>
                 {member.email} {member.id === team.data.me && <span className="muted">(you)</span>}
               </td>
+              <td>{member.role}</td>
               <td>
                 <Time value={member.created_at} />
               </td>
+              {owner && (
               <td>
+                <button
+                  type="button"
+                  className="quiet"
+                  disabled={setRole.isPending}
+                  aria-label={member.role === "owner" ? `Make ${member.email} a member` : `Make ${member.email} an owner`}
+                  onClick={() => setRole.mutate({ member_id: member.id, role: member.role === "owner" ? "member" : "owner" })}
+                >
+                  {member.role === "owner" ? "Make member" : "Make owner"}
+                </button>{" "}
                 <ConfirmButton
                   className="danger quiet"
                   label={`Remove ${member.email}`}
@@ -57,11 +76,15 @@ export function Team() {
                   Remove
                 </ConfirmButton>
               </td>
+              )}
             </tr>
           ))}
         </tbody>
       </table>
-      <ErrorLine error={remove.isError ? problemOf(remove.error).message : undefined} />
+      <ErrorLine error={remove.isError ? problemOf(remove.error).message : setRole.isError ? problemOf(setRole.error).message : undefined} />
+      {!owner && me.data && <p className="muted">You are a member: stores, keys, imports and delivery are yours to run; an owner invites and removes members and sets roles.</p>}
+      {owner && (
+      <>
       <h2>Invite a member</h2>
       <form className="inline" onSubmit={submit}>
         <Field label="E-mail" error={inviteProblem?.fields.email}>
@@ -127,6 +150,8 @@ export function Team() {
         </div>
       )}
       <ErrorLine error={renew.isError ? problemOf(renew.error).message : revoke.isError ? problemOf(revoke.error).message : undefined} />
+      </>
+      )}
     </section>
   );
 }

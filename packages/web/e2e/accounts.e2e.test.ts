@@ -1,0 +1,154 @@
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "../../server/test/processes.js";
+import { browserAvailable, check, launch } from "./browser.js";
+
+vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
+
+/**
+ * Accounts a team can trust, in Chromium at a desktop's width and a phone's: a
+ * session ended from another (its live view closes, its next page signs in
+ * again), a password reset by its e-mailed link (here the server has no mail
+ * sender, so the mail is in its log, as a newcomer's is) ending every session,
+ * a member refused an owner's procedure, and a throttled sign-in saying when to
+ * try again.
+ */
+const ADMIN = "browser-test-admin-token-8910";
+const PASSWORD = "a long enough password";
+const procs: Proc[] = [];
+let server: Proc;
+let browser: Browser;
+let url: string;
+let teamId: number;
+let storeId: number;
+
+async function newContext(width: number): Promise<BrowserContext> {
+  return browser.newContext({ viewport: { width, height: 800 } });
+}
+
+async function signIn(context: BrowserContext, email: string, password = PASSWORD): Promise<Page> {
+  const page = await context.newPage();
+  await page.goto(`${url}/sign-in`);
+  await page.getByLabel("E-mail").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL("**/settings/api-keys");
+  return page;
+}
+
+async function acceptInvitation(context: BrowserContext, link: string): Promise<Page> {
+  const page = await context.newPage();
+  await page.goto(link);
+  await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
+  await page.getByLabel("Repeat the password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Set password and sign in" }).click();
+  await page.waitForURL("**/settings/api-keys");
+  return page;
+}
+
+/** The last reset link the server's log holds for this e-mail (no mail sender: mails are written there). */
+function resetLinkFor(email: string): string | undefined {
+  const lines = server.output().split("\n").filter((line) => line.includes("mail not sent") && line.includes(email));
+  return lines.at(-1)?.match(/https?:\/\/[^\s"\\]+\/reset\/[A-Za-z0-9_-]+/)?.[0];
+}
+
+describe.runIf(browserAvailable())("accounts in the console, at 1280 and 390 px", () => {
+  beforeAll(async () => {
+    server = await startProcess("main.js", { DATA_DIR: tempDir(), ADMIN_TOKEN: ADMIN, SEED_DEMO: "false" });
+    procs.push(server);
+    url = server.url ?? "";
+    browser = await launch();
+    teamId = Number((await operator(url, ADMIN, "POST", "/admin/v1/teams", { name: "Accounts" })).id);
+    storeId = Number((await operator(url, ADMIN, "POST", "/admin/v1/stores", { team_id: teamId, name: "Accounts shop", country: "US" })).id);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await stopAll(procs);
+  });
+
+  for (const width of [1280, 390]) {
+    it(`at ${width} px`, async () => {
+      const email = `owner-${width}@accounts.example`;
+      const invitation = await operator(url, ADMIN, "POST", "/admin/v1/invitations", { team_id: teamId, email });
+      const laptop = await newContext(width);
+      const page = await acceptInvitation(laptop, String(invitation.url));
+
+      // Signed in a second time elsewhere, watching the store live; ended from the first: its live view closes.
+      const phone = await newContext(width);
+      const watching = await signIn(phone, email);
+      await watching.goto(`${url}/stores/${storeId}/activity?tab=live`);
+      await watching.getByText("Live:", { exact: false }).waitFor();
+      await page.goto(`${url}/account`);
+      await expect.poll(() => page.locator("table.requests tbody tr").count()).toBe(2);
+      await page.getByText("this one").waitFor();
+      await check(page, "account", width);
+      await page.getByRole("button", { name: /^End the session of/ }).click();
+      await watching.getByText("Your session has ended").waitFor({ timeout: 15_000 });
+      await watching.goto(`${url}/stores`);
+      await watching.waitForURL("**/sign-in**");
+      await expect.poll(() => page.locator("table.requests tbody tr").count()).toBe(1);
+
+      // A forgotten password: the link (in the log here), a new password, every session ended.
+      const stranger = await newContext(width);
+      const forgot = await stranger.newPage();
+      await forgot.goto(`${url}/sign-in`);
+      await forgot.getByRole("link", { name: "Forgot your password?" }).click();
+      await forgot.getByLabel("E-mail").fill(email);
+      await forgot.getByRole("button", { name: "Send me a link" }).click();
+      await forgot.getByText("a link to choose a new password is on its way").waitFor();
+      await check(forgot, "forgot-password", width);
+      await expect.poll(() => resetLinkFor(email), { timeout: 10_000 }).toBeTruthy();
+      const link = resetLinkFor(email) ?? "";
+      await forgot.goto(link.replace(/^https?:\/\/[^/]+/, url));
+      await forgot.getByLabel("New password", { exact: true }).fill("a brand new password");
+      await forgot.getByLabel("Repeat the new password").fill("a brand new password");
+      await check(forgot, "reset-password", width);
+      await forgot.getByRole("button", { name: "Set the new password" }).click();
+      await forgot.waitForURL("**/sign-in?**reset=1**");
+      await forgot.getByText("every session of your account has ended").waitFor();
+      // The laptop's session ended with the reset; the link works once.
+      await page.goto(`${url}/stores`);
+      await page.waitForURL("**/sign-in**");
+      await forgot.goto(link.replace(/^https?:\/\/[^/]+/, url));
+      await forgot.getByText("This reset link is invalid, already used or expired").waitFor();
+
+      // The owner invites a member, who runs stores but not the team: the console shows no invite form, and the
+      // server refuses the procedure itself with the contract's body.
+      const owner = await signIn(laptop, email, "a brand new password");
+      await owner.goto(`${url}/team`);
+      const memberEmail = `member-${width}@accounts.example`;
+      await owner.getByLabel("E-mail").fill(memberEmail);
+      await owner.getByRole("button", { name: "Create invitation link" }).click();
+      const memberLink = await owner.locator(".secret code").innerText();
+      const memberContext = await newContext(width);
+      const member = await acceptInvitation(memberContext, memberLink);
+      await member.goto(`${url}/team`);
+      await member.getByText("You are a member").waitFor();
+      expect(await member.getByRole("button", { name: "Create invitation link" }).count()).toBe(0);
+      expect(await member.getByRole("button", { name: /^Remove / }).count()).toBe(0);
+      await check(member, "team-member", width);
+      const refused = await member.evaluate(async () => {
+        const response = await fetch("/console/trpc/team.invite", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ email: "x@accounts.example" }) });
+        return { status: response.status, body: (await response.json()) as { error: { message: string; data: { errorCode: string; httpStatus: number } } } };
+      });
+      expect(refused).toMatchObject({ status: 403, body: { error: { message: "Only an owner of the team can do this", data: { errorCode: "owner_required", httpStatus: 403 } } } });
+
+      // Ten wrong passwords from here: the next sign-in says when to try again.
+      for (let i = 0; i < 10; i++) {
+        await fetch(`${url}/console/trpc/session.signIn`, {
+          method: "POST",
+          headers: { "Content-Type": "application/json", Origin: url },
+          body: JSON.stringify({ email: memberEmail, password: "wrong password!" }),
+        });
+      }
+      const late = await stranger.newPage();
+      await late.goto(`${url}/sign-in`);
+      await late.getByLabel("E-mail").fill(memberEmail);
+      await late.getByLabel("Password").fill("wrong password!");
+      await late.getByRole("button", { name: "Sign in" }).click();
+      await late.getByText(/Too many attempts\. Try again in \d+ (seconds|minutes) \(at /).waitFor();
+
+      for (const context of [laptop, phone, stranger, memberContext]) await context.close();
+    });
+  }
+});
