@@ -28,7 +28,11 @@ export type AuditAction =
   | "account.password_changed"
   | "account.reset_requested"
   | "account.password_reset"
-  | "member.role_changed";
+  | "member.role_changed"
+  | "account.two_factor_enabled"
+  | "account.two_factor_disabled"
+  | "account.recovery_code_used"
+  | "team.two_factor_required";
 
 export const AUDIT_ACTIONS: readonly AuditAction[] = [
   "key.created", "key.renamed", "key.rolled", "key.deleted",
@@ -37,6 +41,7 @@ export const AUDIT_ACTIONS: readonly AuditAction[] = [
   "endpoint.set", "endpoint.secret_rolled", "endpoint.removed", "message.resent",
   "session.signed_in", "session.signed_out", "session.sign_in_failed", "session.ended",
   "account.password_changed", "account.reset_requested", "account.password_reset",
+  "account.two_factor_enabled", "account.two_factor_disabled", "account.recovery_code_used", "team.two_factor_required",
 ];
 
 /** The operator API's changes are the operator's; the console's, the signed-in member's. */

@@ -5,6 +5,8 @@ import { formatTimestamp } from "../time.js";
 import * as repo from "./member.repository.js";
 import { recordAudit } from "./audit.js";
 import { hashPassword, UNKNOWN_MEMBER_HASH, verifyPassword } from "./password.js";
+import { openChallenge, secondFactorNeeded } from "./two-factor.service.js";
+import type { Caller } from "./caller.js";
 import type pg from "pg";
 import { createRateLimiter, type RateLimiter } from "../tenancy/rate-limit.js";
 import { hashToken, randomToken } from "../tenancy/tokens.js";
@@ -29,8 +31,7 @@ export type SignInLimiters = { byAccountAddress: RateLimiter; byAddress: RateLim
 /** A signed-in member, as every console procedure sees it. */
 export type Session = { sessionId: number; memberId: number; role: Role; accountId: number; email: string; teamId: number; teamName: string };
 
-/** Where a request came from, as sessions and the audit log keep it. */
-export type Caller = { address: string; userAgent: string | null };
+export type { Caller } from "./caller.js";
 
 /** A new session: the token goes into the cookie, only its hash into the database. */
 export type NewSession = { token: string; expiresAt: Date };
@@ -189,7 +190,7 @@ export async function signIn(
   settings: AccountSettings,
   limiters: SignInLimiters,
   input: { email: string; password: string; address: string; userAgent?: string | null },
-): Promise<NewSession> {
+): Promise<{ session: NewSession } | { challenge: string; need: "code" | "setup" }> {
   const emailKey = input.email.trim().toLowerCase();
   const accountAddress = `${emailKey}|${input.address}`;
   const decisions = await Promise.all([limiters.byAccountAddress.consume(accountAddress), limiters.byAddress.consume(input.address), limiters.byAccount.consume(emailKey)]);
@@ -210,8 +211,17 @@ export async function signIn(
     throw new AppError("SIGN_IN_FAILED");
   }
   await Promise.all([limiters.byAccountAddress.reset(accountAddress), limiters.byAccount.reset(emailKey)]);
-  await recordAudit(db, { teamId: team.id, actor: account.email, action: "session.signed_in", target: account.email, ...caller });
-  return startSession(db, settings, team.member_id, caller);
+  // The right password, and a second factor to come (a code, or its setup a team requires): no session yet.
+  const need = await secondFactorNeeded(db, account.id);
+  if (need) return { challenge: await openChallenge(db, account.id, team.member_id, need), need };
+  return { session: await openSession(db, settings, { memberId: team.member_id, email: account.email }, caller) };
+}
+
+/** A sign-in done (its password, and its second factor if any): the session, in the audit log of its team. */
+export async function openSession(db: Db, settings: AccountSettings, member: { memberId: number; email: string }, caller: Caller, how = ""): Promise<NewSession> {
+  const row = await db.selectFrom("members").select("team_id").where("id", "=", member.memberId).executeTakeFirstOrThrow();
+  await recordAudit(db, { teamId: Number(row.team_id), actor: member.email, action: "session.signed_in", target: `${member.email}${how}`, ...caller });
+  return startSession(db, settings, member.memberId, caller);
 }
 
 /** The session the cookie names, if it is live; using it keeps it from going idle. */

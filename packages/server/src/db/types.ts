@@ -8,6 +8,7 @@ export interface TeamTable {
   id: Generated<number>;
   name: string;
   created_at: CreatedAt;
+  require_two_factor: Generated<boolean>;
 }
 
 export interface StoreTable {
@@ -44,6 +45,29 @@ export interface AccountTable {
   email: string;
   password_hash: string;
   created_at: CreatedAt;
+  totp_secret: string | null;
+  totp_enabled_at: Date | null;
+  totp_pending_secret: string | null;
+  totp_last_step: number | null;
+}
+
+export interface RecoveryCodeTable {
+  id: Generated<number>;
+  account_id: number;
+  code_hash: string;
+  used_at: Date | null;
+}
+
+/** A sign-in whose password was right, waiting for its second factor: a code, or its setup (a team requires it). */
+export interface SignInChallengeTable {
+  id: Generated<number>;
+  account_id: number;
+  member_id: number;
+  token_hash: string;
+  need: "code" | "setup";
+  attempts: Generated<number>;
+  expires_at: ColumnType<Date, Date | string, Date | string>;
+  used_at: Date | null;
 }
 
 /** An account's membership of one team. */
@@ -374,6 +398,8 @@ export interface UnknownKeyCallTable {
 }
 
 export interface Database {
+  recovery_codes: RecoveryCodeTable;
+  sign_in_challenges: SignInChallengeTable;
   password_resets: PasswordResetTable;
   unknown_key_calls: UnknownKeyCallTable;
   webhook_endpoints: WebhookEndpointTable;

@@ -1,4 +1,5 @@
 import type { AddressInfo } from "node:net";
+import { Secret, TOTP } from "otpauth";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consoleBrowser, failure, invite, PASSWORD, readToEnd } from "../../../test/console.js";
@@ -229,5 +230,93 @@ describe("the audit of signing in", () => {
       expect(auditRows).not.toContain(secret);
       expect(logged.join("\n")).not.toContain(secret);
     }
+  });
+});
+
+/** The code an authenticator app with this secret shows `stepsAhead` periods from now. */
+const codeOf = (secret: string, stepsAhead = 0) => new TOTP({ secret: Secret.fromBase32(secret) }).generate({ timestamp: Date.now() + stepsAhead * 30_000 });
+
+describe("two-factor sign-in", () => {
+  it("is set up with a code from the authenticator, then asked at sign-in: a code works once, a recovery code once", async () => {
+    const hal = await owner();
+    expect(await hal.browser.client.session.twoFactor.query()).toEqual({ enabled: false, recovery_codes_left: 0, required_by: [] });
+    const setup = await hal.browser.client.session.twoFactorBegin.mutate();
+    expect(setup.uri).toMatch(/^otpauth:\/\/totp\/Commerce%20Ingest:/);
+    expect(await failure(hal.browser.client.session.twoFactorConfirm.mutate({ code: "000000" === codeOf(setup.secret) ? "111111" : "000000" }))).toMatchObject({ httpStatus: 401, errorCode: "second_factor_invalid" });
+    const { recovery_codes: codes } = await hal.browser.client.session.twoFactorConfirm.mutate({ code: codeOf(setup.secret) });
+    expect(codes).toHaveLength(10);
+    expect(await hal.browser.client.session.twoFactor.query()).toMatchObject({ enabled: true, recovery_codes_left: 10 });
+
+    // The password alone no longer signs in: a challenge comes back, and no cookie.
+    const phone = consoleBrowser(server, server.url, "Phone");
+    const first = await phone.client.session.signIn.mutate({ email: hal.email, password: PASSWORD });
+    expect(first).toMatchObject({ ok: false, second_factor: "code", challenge: expect.any(String) });
+    expect(phone.jar.size).toBe(0);
+    const challenge = "challenge" in first ? first.challenge : "";
+    expect(await failure(phone.client.session.secondFactor.mutate({ challenge, code: "12345" }))).toMatchObject({ httpStatus: 401, errorCode: "second_factor_invalid" });
+    // The next period's code (a phone's clock a little ahead) signs in; the same code again does not.
+    const code = codeOf(setup.secret, 1);
+    expect(await phone.client.session.secondFactor.mutate({ challenge, code })).toEqual({ ok: true });
+    expect(await phone.client.session.me.query()).toMatchObject({ email: hal.email });
+    const again = consoleBrowser(server);
+    const second = await again.client.session.signIn.mutate({ email: hal.email, password: PASSWORD });
+    const secondChallenge = "challenge" in second ? second.challenge : "";
+    expect(await failure(again.client.session.secondFactor.mutate({ challenge: secondChallenge, code }))).toMatchObject({ errorCode: "second_factor_invalid" });
+    // A recovery code signs in, once.
+    expect(await again.client.session.secondFactor.mutate({ challenge: secondChallenge, recovery_code: ` ${(codes[0] ?? "").toUpperCase()} ` })).toEqual({ ok: true });
+    const third = consoleBrowser(server);
+    const thirdTry = await third.client.session.signIn.mutate({ email: hal.email, password: PASSWORD });
+    expect(await failure(third.client.session.secondFactor.mutate({ challenge: "challenge" in thirdTry ? thirdTry.challenge : "", recovery_code: codes[0] ?? "" }))).toMatchObject({ errorCode: "second_factor_invalid" });
+    expect(await hal.browser.client.session.twoFactor.query()).toMatchObject({ recovery_codes_left: 9 });
+
+    const actions = (await hal.browser.client.team.audit.query({ actor: hal.email })).map((entry) => [entry.action, entry.target]);
+    expect(actions).toEqual(expect.arrayContaining([
+      ["account.two_factor_enabled", hal.email],
+      ["account.recovery_code_used", hal.email],
+      ["session.signed_in", `${hal.email} (recovery code)`],
+      ["session.signed_in", `${hal.email} (two-factor)`],
+    ]));
+    // Turned off with the password: the password alone signs in again.
+    expect(await failure(hal.browser.client.session.twoFactorDisable.mutate({ password: "not my password" }))).toMatchObject({ errorCode: "password_incorrect" });
+    await hal.browser.client.session.twoFactorDisable.mutate({ password: PASSWORD });
+    expect(await consoleBrowser(server).client.session.signIn.mutate({ email: hal.email, password: PASSWORD })).toEqual({ ok: true });
+    expect((await hal.browser.client.team.audit.query({ action: "account.two_factor_disabled" })).map((entry) => entry.actor)).toEqual([hal.email]);
+    // The secret was shown once, at its setup: in no audit entry, log line or later answer.
+    const later = JSON.stringify([await hal.browser.client.session.twoFactor.query(), await hal.browser.client.team.audit.query({})]);
+    for (const secret of [setup.secret, ...codes]) {
+      expect(later).not.toContain(secret);
+      expect(JSON.stringify(await server.db.selectFrom("audit_log").selectAll().execute())).not.toContain(secret);
+      expect(logged.join("\n")).not.toContain(secret);
+    }
+  });
+
+  it("required by a team: a member without it sets it up at the next sign-in before any session; five wrong codes end the sign-in", async () => {
+    const ida = await owner();
+    const memberEmail = emailOf("member");
+    const invitation = await ida.browser.client.team.invite.mutate({ email: memberEmail });
+    const member = consoleBrowser(server);
+    await member.client.invitation.accept.mutate({ token: invitation.url.split("/invite/")[1] ?? "", password: PASSWORD });
+    expect(await failure(member.client.team.updateSettings.mutate({ require_two_factor: true }))).toMatchObject({ httpStatus: 403, errorCode: "owner_required" });
+    expect(await ida.browser.client.team.updateSettings.mutate({ require_two_factor: true })).toEqual({ require_two_factor: true });
+    expect(await member.client.team.settings.query()).toEqual({ require_two_factor: true });
+    // Its session goes on; at its next sign-in, the setup comes first.
+    const next = consoleBrowser(server);
+    const outcome = await next.client.session.signIn.mutate({ email: memberEmail, password: PASSWORD });
+    expect(outcome).toMatchObject({ ok: false, second_factor: "setup" });
+    expect(next.jar.size).toBe(0);
+    const challenge = "challenge" in outcome ? outcome.challenge : "";
+    const setup = await next.client.session.setupBegin.mutate({ challenge });
+    const done = await next.client.session.setupConfirm.mutate({ challenge, code: codeOf(setup.secret) });
+    expect(done.recovery_codes).toHaveLength(10);
+    expect(await next.client.session.me.query()).toMatchObject({ email: memberEmail, role: "member" });
+    expect(await next.client.session.twoFactor.query()).toMatchObject({ enabled: true, required_by: [ida.team.name] });
+    // From then on a code is asked; five wrong ones end that sign-in.
+    const later = consoleBrowser(server);
+    const asked = await later.client.session.signIn.mutate({ email: memberEmail, password: PASSWORD });
+    expect(asked).toMatchObject({ second_factor: "code" });
+    const token = "challenge" in asked ? asked.challenge : "";
+    for (let i = 0; i < 5; i++) expect(await failure(later.client.session.secondFactor.mutate({ challenge: token, code: "000000" === codeOf(setup.secret) ? "111111" : "000000" }))).toMatchObject({ errorCode: "second_factor_invalid" });
+    expect(await failure(later.client.session.secondFactor.mutate({ challenge: token, code: codeOf(setup.secret) }))).toMatchObject({ httpStatus: 401, errorCode: "challenge_invalid" });
+    expect((await ida.browser.client.team.audit.query({ action: "team.two_factor_required" })).map((entry) => entry.target)).toEqual(["required"]);
   });
 });

@@ -18,6 +18,7 @@ import { shipmentReadBack } from "../../records/shipments/shipment.service.js";
 import { router } from "../../trpc.js";
 import { memberProcedure, ownerProcedure, publicConsoleProcedure, SESSION_COOKIE } from "./console.procedure.js";
 import * as security from "../../accounts/session.service.js";
+import * as twoFactor from "../../accounts/two-factor.service.js";
 import { setRole } from "../../accounts/session.repository.js";
 import { deliveryRouters } from "./delivery.router.js";
 import { storeOverview } from "./overview.js";
@@ -52,9 +53,30 @@ export const consoleRouter = router({
     /** Shows another team the account belongs to; any other team answers as unknown. */
     switchTeam: memberProcedure.input(z.object({ team_id: id })).mutation(({ ctx, input }) => accounts.switchTeam(ctx.db, ctx.session, input.team_id)),
     signIn: publicConsoleProcedure.input(z.object({ email: z.string().trim().min(1).max(255), password: z.string().min(1).max(1024) })).mutation(async ({ ctx, input }) => {
-      const session = await accounts.signIn(ctx.db, ctx.accounts.settings, ctx.accounts.limiters, { ...input, address: ctx.http.address, userAgent: ctx.http.userAgent });
-      ctx.http.setCookie(SESSION_COOKIE, session.token, { maxAgeSeconds: ctx.accounts.settings.sessionMaxSeconds });
+      const outcome = await accounts.signIn(ctx.db, ctx.accounts.settings, ctx.accounts.limiters, { ...input, address: ctx.http.address, userAgent: ctx.http.userAgent });
+      // A second factor to come: the browser answers it with this challenge (five minutes, five tries); no session yet.
+      if ("challenge" in outcome) return { ok: false as const, second_factor: outcome.need, challenge: outcome.challenge };
+      ctx.http.setCookie(SESSION_COOKIE, outcome.session.token, { maxAgeSeconds: ctx.accounts.settings.sessionMaxSeconds });
       return { ok: true as const };
+    }),
+    /** A sign-in's second factor: the authenticator's code, or a recovery code (once). */
+    secondFactor: publicConsoleProcedure
+      .input(z.object({ challenge: token, code: z.string().trim().min(1).max(20).optional(), recovery_code: z.string().trim().min(1).max(40).optional() }))
+      .mutation(async ({ ctx, input }) => {
+        const caller = { address: ctx.http.address, userAgent: ctx.http.userAgent };
+        const member = await twoFactor.answerChallenge(ctx.db, input.challenge, { code: input.code, recoveryCode: input.recovery_code }, caller);
+        const session = await accounts.openSession(ctx.db, ctx.accounts.settings, member, caller, input.recovery_code !== undefined ? " (recovery code)" : " (two-factor)");
+        ctx.http.setCookie(SESSION_COOKIE, session.token, { maxAgeSeconds: ctx.accounts.settings.sessionMaxSeconds });
+        return { ok: true as const };
+      }),
+    /** A team requires two-factor sign-in the account does not have yet: its setup, from the sign-in it holds up. */
+    setupBegin: publicConsoleProcedure.input(z.object({ challenge: token })).mutation(({ ctx, input }) => twoFactor.beginChallengeSetup(ctx.db, input.challenge)),
+    setupConfirm: publicConsoleProcedure.input(z.object({ challenge: token, code: z.string().trim().min(1).max(20) })).mutation(async ({ ctx, input }) => {
+      const caller = { address: ctx.http.address, userAgent: ctx.http.userAgent };
+      const done = await twoFactor.confirmChallengeSetup(ctx.db, input.challenge, input.code, caller);
+      const session = await accounts.openSession(ctx.db, ctx.accounts.settings, done, caller, " (two-factor set up)");
+      ctx.http.setCookie(SESSION_COOKIE, session.token, { maxAgeSeconds: ctx.accounts.settings.sessionMaxSeconds });
+      return { recovery_codes: done.recoveryCodes };
     }),
     signOut: publicConsoleProcedure.mutation(async ({ ctx }) => {
       const session = await accounts.findSession(ctx.db, ctx.accounts.settings, ctx.http.cookie(SESSION_COOKIE));
@@ -65,6 +87,18 @@ export const consoleRouter = router({
       ctx.http.clearCookie(SESSION_COOKIE);
       return { ok: true as const };
     }),
+    /** Two-factor sign-in of the account: on or off, recovery codes left, the teams that require it. */
+    twoFactor: memberProcedure.query(({ ctx }) => twoFactor.twoFactorStatus(ctx.db, ctx.session)),
+    /** A new authenticator secret (shown here once, as a key and an otpauth:// URI), in force once a code from it is confirmed. */
+    twoFactorBegin: memberProcedure.mutation(({ ctx }) => twoFactor.beginTwoFactor(ctx.db, ctx.session)),
+    twoFactorConfirm: memberProcedure
+      .input(z.object({ code: z.string().trim().min(1).max(20) }))
+      .mutation(({ ctx, input }) => twoFactor.confirmTwoFactor(ctx.db, ctx.session, input.code, ctx.caller)),
+    twoFactorDisable: memberProcedure.input(z.object({ password: z.string().min(1).max(1024) })).mutation(async ({ ctx, input }) => {
+      await twoFactor.disableTwoFactor(ctx.db, ctx.session, input.password, ctx.caller);
+      return { ok: true as const };
+    }),
+    recoveryCodes: memberProcedure.mutation(({ ctx }) => twoFactor.renewRecoveryCodes(ctx.db, ctx.session)),
     /** The account's live sessions (every team), where and when each began and was last used. */
     list: memberProcedure.query(({ ctx }) => security.listSessions(ctx.db, ctx.accounts.settings, ctx.session)),
     /** Ends one of the account's sessions: its next call is refused and its live view closes. */
@@ -333,6 +367,17 @@ export const consoleRouter = router({
       return { ok: true as const };
     }),
     /** Who changed the team's keys, stores and members, newest first, 100 at a time (`before`: the last id of the page before). */
+    /** The team's settings: whether it requires two-factor sign-in of its members. */
+    settings: memberProcedure.query(async ({ ctx }) => {
+      const team = await ctx.db.selectFrom("teams").select(["require_two_factor"]).where("id", "=", ctx.session.teamId).executeTakeFirstOrThrow();
+      return { require_two_factor: team.require_two_factor };
+    }),
+    /** Requires two-factor sign-in of every member (from each one's next sign-in), or stops requiring it. */
+    updateSettings: ownerProcedure.input(z.object({ require_two_factor: z.boolean() })).mutation(async ({ ctx, input }) => {
+      await ctx.db.updateTable("teams").set({ require_two_factor: input.require_two_factor }).where("id", "=", ctx.session.teamId).execute();
+      await recordAudit(ctx.db, { teamId: ctx.session.teamId, actor: ctx.session.email, action: "team.two_factor_required", target: input.require_two_factor ? "required" : "not required", ...ctx.caller });
+      return { require_two_factor: input.require_two_factor };
+    }),
     /** Makes a member an owner or an owner a member; a team keeps at least one owner. */
     setRole: ownerProcedure.input(z.object({ member_id: id, role: z.enum(["owner", "member"]) })).mutation(async ({ ctx, input }) => {
       const changed = await inTransaction(ctx.db, (trx) => setRole(trx, ctx.session.teamId, input.member_id, input.role));
