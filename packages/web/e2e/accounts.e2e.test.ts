@@ -1,3 +1,4 @@
+import { Secret, TOTP } from "otpauth";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "../../server/test/processes.js";
@@ -46,6 +47,19 @@ async function acceptInvitation(context: BrowserContext, link: string): Promise<
   return page;
 }
 
+/** The code an authenticator app with this secret shows now (or `stepsAhead` periods on: a code works once). */
+const codeOf = (secret: string, stepsAhead = 0) => new TOTP({ secret: Secret.fromBase32(secret) }).generate({ timestamp: Date.now() + stepsAhead * 30_000 });
+
+/** Signs in up to the second factor's page. */
+async function passwordStep(context: BrowserContext, email: string, password: string): Promise<Page> {
+  const page = await context.newPage();
+  await page.goto(`${url}/sign-in`);
+  await page.getByLabel("E-mail").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  return page;
+}
+
 /** The last reset link the server's log holds for this e-mail (no mail sender: mails are written there). */
 function resetLinkFor(email: string): string | undefined {
   const lines = server.output().split("\n").filter((line) => line.includes("mail not sent") && line.includes(email));
@@ -58,8 +72,6 @@ describe.runIf(browserAvailable())("accounts in the console, at 1280 and 390 px"
     procs.push(server);
     url = server.url ?? "";
     browser = await launch();
-    teamId = Number((await operator(url, ADMIN, "POST", "/admin/v1/teams", { name: "Accounts" })).id);
-    storeId = Number((await operator(url, ADMIN, "POST", "/admin/v1/stores", { team_id: teamId, name: "Accounts shop", country: "US" })).id);
   });
   afterAll(async () => {
     await browser?.close();
@@ -68,6 +80,9 @@ describe.runIf(browserAvailable())("accounts in the console, at 1280 and 390 px"
 
   for (const width of [1280, 390]) {
     it(`at ${width} px`, async () => {
+      // A team of its own each: one width's requirement of two-factor sign-in is not the other's.
+      teamId = Number((await operator(url, ADMIN, "POST", "/admin/v1/teams", { name: `Accounts ${width}` })).id);
+      storeId = Number((await operator(url, ADMIN, "POST", "/admin/v1/stores", { team_id: teamId, name: "Accounts shop", country: "US" })).id);
       const email = `owner-${width}@accounts.example`;
       const invitation = await operator(url, ADMIN, "POST", "/admin/v1/invitations", { team_id: teamId, email });
       const laptop = await newContext(width);
@@ -132,6 +147,54 @@ describe.runIf(browserAvailable())("accounts in the console, at 1280 and 390 px"
         return { status: response.status, body: (await response.json()) as { error: { message: string; data: { errorCode: string; httpStatus: number } } } };
       });
       expect(refused).toMatchObject({ status: 403, body: { error: { message: "Only an owner of the team can do this", data: { errorCode: "owner_required", httpStatus: 403 } } } });
+
+      // Two-factor sign-in: set up from the account's page, then asked at sign-in; a recovery code once.
+      await owner.goto(`${url}/account`);
+      await owner.getByRole("button", { name: "Set up two-factor sign-in" }).click();
+      const secret = await owner.getByTestId("totp-secret").innerText();
+      await owner.getByLabel("Code from your authenticator app").fill(codeOf(secret));
+      await owner.getByRole("button", { name: "Turn on" }).click();
+      const codes = (await owner.getByTestId("recovery-codes").innerText()).split("\n");
+      expect(codes).toHaveLength(10);
+      await owner.getByText("On: each sign-in asks for a code").waitFor();
+      await check(owner, "two-factor", width);
+      const twice = await newContext(width);
+      const asked = await passwordStep(twice, email, "a brand new password");
+      await asked.getByRole("heading", { name: "Two-factor sign-in" }).waitFor();
+      await check(asked, "two-factor-sign-in", width);
+      // The next period's code: the one that turned it on was this period's, and a code works once.
+      await asked.getByLabel("Code from your authenticator app").fill(codeOf(secret, 1));
+      await asked.getByRole("button", { name: "Verify" }).click();
+      await asked.waitForURL("**/settings/api-keys");
+      const recovering = await passwordStep(twice, email, "a brand new password");
+      await recovering.getByRole("button", { name: "Use a recovery code instead" }).click();
+      await recovering.getByLabel("Recovery code").fill(codes[0] ?? "");
+      await recovering.getByRole("button", { name: "Verify" }).click();
+      await recovering.waitForURL("**/settings/api-keys");
+      const reused = await passwordStep(twice, email, "a brand new password");
+      await reused.getByRole("button", { name: "Use a recovery code instead" }).click();
+      await reused.getByLabel("Recovery code").fill(codes[0] ?? "");
+      await reused.getByRole("button", { name: "Verify" }).click();
+      await reused.getByText("Wrong code").waitFor();
+      await twice.close();
+
+      // Required by the team: the member sets it up at the next sign-in, before the console opens.
+      await owner.goto(`${url}/team`);
+      // Its state follows the server's answer: clicked, then checked once saved.
+      await owner.getByLabel(/Require two-factor sign-in of every member/).click();
+      await expect.poll(() => owner.getByLabel(/Require two-factor sign-in of every member/).isChecked()).toBe(true);
+      const later = await newContext(width);
+      const required = await passwordStep(later, memberEmail, PASSWORD);
+      await required.getByRole("heading", { name: "Set up two-factor sign-in" }).waitFor();
+      await required.getByRole("button", { name: "Start" }).click();
+      const memberSecret = await required.getByTestId("totp-secret").innerText();
+      await check(required, "two-factor-setup", width);
+      await required.getByLabel("Code from your authenticator app").fill(codeOf(memberSecret));
+      await required.getByRole("button", { name: "Turn on and sign in" }).click();
+      await required.getByTestId("recovery-codes").waitFor();
+      await required.getByRole("button", { name: "Continue to the console" }).click();
+      await required.waitForURL("**/settings/api-keys");
+      await later.close();
 
       // Ten wrong passwords from here: the next sign-in says when to try again.
       for (let i = 0; i < 10; i++) {

@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { ConfirmButton, ErrorLine, Field, Time, usePageTitle } from "../components/ui.js";
 import { problemOf, trpc } from "../trpc.js";
+import { TwoFactorSection } from "./TwoFactor.js";
 
 /** The signed-in account: its password, and its sessions (where and when each began and was last used), each one endable. */
 export function Account() {
@@ -54,6 +55,7 @@ export function Account() {
           Password changed. {change.data.ended === 0 ? "No other session was open." : `${change.data.ended} other session${change.data.ended === 1 ? "" : "s"} ended.`}
         </p>
       )}
+      <TwoFactorSection />
       <h2>Sessions</h2>
       <p className="muted">Where your account is signed in. Ending a session signs it out at once, its live views included.</p>
       {sessions.isError && <ErrorLine error={problemOf(sessions.error).message} />}

@@ -82,6 +82,7 @@ export function Team() {
         </tbody>
       </table>
       <ErrorLine error={remove.isError ? problemOf(remove.error).message : setRole.isError ? problemOf(setRole.error).message : undefined} />
+      <TeamSettings owner={owner} />
       {!owner && me.data && <p className="muted">You are a member: stores, keys, imports and delivery are yours to run; an owner invites and removes members and sets roles.</p>}
       {owner && (
       <>
@@ -153,5 +154,31 @@ export function Team() {
       </>
       )}
     </section>
+  );
+}
+
+/** The team's settings: two-factor sign-in required of its members (an owner's to change). */
+function TeamSettings({ owner }: { owner: boolean }) {
+  const queryClient = useQueryClient();
+  const settings = useQuery({ queryKey: ["team-settings"], queryFn: () => trpc.team.settings.query() });
+  const update = useMutation({
+    mutationFn: (require: boolean) => trpc.team.updateSettings.mutate({ require_two_factor: require }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ["team-settings"] }),
+  });
+  if (!settings.data) return null;
+  return (
+    <>
+      <h2>Sign-in</h2>
+      <label className="check">
+        <input
+          type="checkbox"
+          checked={settings.data.require_two_factor}
+          disabled={!owner || update.isPending}
+          onChange={(event) => update.mutate(event.target.checked)}
+        />{" "}
+        Require two-factor sign-in of every member (from each one&apos;s next sign-in)
+      </label>
+      <ErrorLine error={update.isError ? problemOf(update.error).message : undefined} />
+    </>
   );
 }
