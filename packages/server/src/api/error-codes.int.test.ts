@@ -113,7 +113,10 @@ const ELSEWHERE: Partial<Record<ErrorCode, string>> = {
   SERVER_BUSY: "body-budget.test.ts (a body that finds no room in the process's budget)",
 };
 /** The console's procedures answer in tRPC's own shape, not the API's envelope. */
-const CONSOLE: readonly ErrorCode[] = ["SIGN_IN_REQUIRED", "SIGN_IN_FAILED", "SIGN_IN_THROTTLED", "CROSS_SITE_REQUEST", "INVITATION_INVALID", "MEMBER_EXISTS", "ALREADY_MEMBER", "INVITATION_OTHER_ACCOUNT", "MEMBER_NOT_FOUND", "LAST_MEMBER"];
+const CONSOLE: readonly ErrorCode[] = ["SIGN_IN_REQUIRED", "SIGN_IN_FAILED", "SIGN_IN_THROTTLED", "CROSS_SITE_REQUEST", "INVITATION_INVALID", "MEMBER_EXISTS", "ALREADY_MEMBER", "INVITATION_OTHER_ACCOUNT", "MEMBER_NOT_FOUND", "LAST_MEMBER",
+  // Delivery and accounts (console-delivery and console-security test each).
+  "MESSAGE_NOT_FOUND", "ENDPOINT_NOT_FOUND", "ENDPOINT_INVALID", "ENDPOINT_ADDRESS_REFUSED", "RESET_INVALID", "PASSWORD_INCORRECT", "OWNER_REQUIRED", "LAST_OWNER",
+  "SESSION_NOT_FOUND", "SECOND_FACTOR_INVALID", "CHALLENGE_INVALID", "TWO_FACTOR_NOT_PENDING"];
 
 describe.runIf(onceAcrossDatabases)("error codes", () => {
   it("the document's enum lists every code of the table, each once", () => {

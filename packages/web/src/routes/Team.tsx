@@ -59,7 +59,7 @@ export function Team() {
                   type="button"
                   className="quiet"
                   disabled={setRole.isPending}
-                  aria-label={member.role === "owner" ? `Make ${member.email} a member` : `Make ${member.email} an owner`}
+                  aria-label={`${member.role === "owner" ? "Make member" : "Make owner"}: ${member.email}`}
                   onClick={() => setRole.mutate({ member_id: member.id, role: member.role === "owner" ? "member" : "owner" })}
                 >
                   {member.role === "owner" ? "Make member" : "Make owner"}
@@ -96,7 +96,12 @@ export function Team() {
         </button>
       </form>
       <FormProblem problem={inviteProblem} fields={["email"]} />
-      {link && (
+      {link?.url === null && (
+        <p role="status">
+          Invitation sent to {link.email} by e-mail; its link works once, until <Time value={link.expires_at} />.
+        </p>
+      )}
+      {link?.url && (
         <div className="secret">
           <code>{link.url}</code>
           <CopyButton text={link.url} />

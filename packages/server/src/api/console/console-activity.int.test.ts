@@ -165,7 +165,7 @@ describe("stores, activity and the request log", () => {
     const email = uniqueEmail("watcher");
     const invitation = await first.browser.client.team.invite.mutate({ email });
     const watcher = consoleBrowser(server);
-    await watcher.client.invitation.accept.mutate({ token: invitation.url.split("/invite/")[1] ?? "", password: PASSWORD });
+    await watcher.client.invitation.accept.mutate({ token: String(invitation.url).split("/invite/")[1] ?? "", password: PASSWORD });
     const watching = await fetch(`${server.url}/console/live/${first.store.id}`, { headers: { Cookie: watcher.cookieHeader() } });
     expect(watching.status).toBe(200);
     const removedEnd = readToEnd(watching);

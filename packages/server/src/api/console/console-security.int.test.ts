@@ -61,6 +61,13 @@ async function signedInAgain(email: string, password = PASSWORD, userAgent = "Br
   return browser;
 }
 
+/** The invitation link mailed to this e-mail (the inviter never sees it), once it has arrived. */
+async function mailedInvitation(to: string): Promise<string> {
+  const tokenOf = () => mails.filter((mail) => mail.to === to).at(-1)?.text.match(/\/invite\/([A-Za-z0-9_-]+)/)?.[1];
+  await expect.poll(tokenOf, { timeout: 10_000 }).toBeTruthy();
+  return tokenOf() ?? "";
+}
+
 const linkIn = (to: string) => mails.filter((mail) => mail.to === to).at(-1)?.text.match(/\/reset\/([A-Za-z0-9_-]+)/)?.[1];
 
 describe("password reset by e-mail", () => {
@@ -153,9 +160,9 @@ describe("roles", () => {
   it("refuses a member an owner's procedures with 403 owner_required; an owner promotes them; the last owner cannot step down", async () => {
     const ed = await owner();
     const memberEmail = emailOf("member");
-    const invitation = await ed.browser.client.team.invite.mutate({ email: memberEmail });
+    await ed.browser.client.team.invite.mutate({ email: memberEmail });
     const member = consoleBrowser(server);
-    await member.client.invitation.accept.mutate({ token: invitation.url.split("/invite/")[1] ?? "", password: PASSWORD });
+    await member.client.invitation.accept.mutate({ token: await mailedInvitation(memberEmail), password: PASSWORD });
     expect(await member.client.session.me.query()).toMatchObject({ role: "member" });
     // A member runs stores and keys...
     expect((await member.client.stores.list.query()).map((store) => store.id)).toEqual([ed.store.id]);
@@ -240,6 +247,7 @@ describe("two-factor sign-in", () => {
   it("is set up with a code from the authenticator, then asked at sign-in: a code works once, a recovery code once", async () => {
     const hal = await owner();
     expect(await hal.browser.client.session.twoFactor.query()).toEqual({ enabled: false, recovery_codes_left: 0, required_by: [] });
+    expect(await failure(hal.browser.client.session.twoFactorConfirm.mutate({ code: "123456" }))).toMatchObject({ httpStatus: 409, errorCode: "two_factor_not_pending" });
     const setup = await hal.browser.client.session.twoFactorBegin.mutate();
     expect(setup.uri).toMatch(/^otpauth:\/\/totp\/Commerce%20Ingest:/);
     expect(await failure(hal.browser.client.session.twoFactorConfirm.mutate({ code: "000000" === codeOf(setup.secret) ? "111111" : "000000" }))).toMatchObject({ httpStatus: 401, errorCode: "second_factor_invalid" });
@@ -293,9 +301,9 @@ describe("two-factor sign-in", () => {
   it("required by a team: a member without it sets it up at the next sign-in before any session; five wrong codes end the sign-in", async () => {
     const ida = await owner();
     const memberEmail = emailOf("member");
-    const invitation = await ida.browser.client.team.invite.mutate({ email: memberEmail });
+    await ida.browser.client.team.invite.mutate({ email: memberEmail });
     const member = consoleBrowser(server);
-    await member.client.invitation.accept.mutate({ token: invitation.url.split("/invite/")[1] ?? "", password: PASSWORD });
+    await member.client.invitation.accept.mutate({ token: await mailedInvitation(memberEmail), password: PASSWORD });
     expect(await failure(member.client.team.updateSettings.mutate({ require_two_factor: true }))).toMatchObject({ httpStatus: 403, errorCode: "owner_required" });
     expect(await ida.browser.client.team.updateSettings.mutate({ require_two_factor: true })).toEqual({ require_two_factor: true });
     expect(await member.client.team.settings.query()).toEqual({ require_two_factor: true });
@@ -318,5 +326,28 @@ describe("two-factor sign-in", () => {
     for (let i = 0; i < 5; i++) expect(await failure(later.client.session.secondFactor.mutate({ challenge: token, code: "000000" === codeOf(setup.secret) ? "111111" : "000000" }))).toMatchObject({ errorCode: "second_factor_invalid" });
     expect(await failure(later.client.session.secondFactor.mutate({ challenge: token, code: codeOf(setup.secret) }))).toMatchObject({ httpStatus: 401, errorCode: "challenge_invalid" });
     expect((await ida.browser.client.team.audit.query({ action: "team.two_factor_required" })).map((entry) => entry.target)).toEqual(["required"]);
+  });
+});
+
+describe("invitations by e-mail", () => {
+  it("go to the person invited, never to the inviter, when the service has a mail sender; the mailed link is accepted", async () => {
+    const jo = await owner();
+    const invitee = emailOf("invitee");
+    const sent = await jo.browser.client.team.invite.mutate({ email: invitee });
+    expect(sent).toMatchObject({ email: invitee, url: null, mailed: true });
+    await expect.poll(() => mails.find((mail) => mail.to === invitee)?.text.match(/\/invite\/([A-Za-z0-9_-]+)/)?.[1], { timeout: 10_000 }).toBeTruthy();
+    const token = mails.find((mail) => mail.to === invitee)?.text.match(/\/invite\/([A-Za-z0-9_-]+)/)?.[1] ?? "";
+    expect(mails.find((mail) => mail.to === invitee)?.text).toContain(`${jo.email} invites you`);
+    const renewed = await jo.browser.client.team.renewInvitation.mutate({ id: (await jo.browser.client.team.invitations.query())[0]?.id ?? 0 });
+    expect(renewed.url).toBeNull();
+    await expect.poll(() => mails.filter((mail) => mail.to === invitee).length, { timeout: 10_000 }).toBe(2);
+    // The first link stopped working with the renewal; the second is accepted.
+    expect(await failure(consoleBrowser(server).client.invitation.get.query({ token }))).toMatchObject({ httpStatus: 404 });
+    const second = mails.filter((mail) => mail.to === invitee)[1]?.text.match(/\/invite\/([A-Za-z0-9_-]+)/)?.[1] ?? "";
+    const browser = consoleBrowser(server);
+    await browser.client.invitation.accept.mutate({ token: second, password: PASSWORD });
+    expect(await browser.client.session.me.query()).toMatchObject({ email: invitee, role: "member" });
+    // The invitation's link is in no answer the inviter saw, and in no log line.
+    expect(logged.join("\n")).not.toContain(second);
   });
 });

@@ -22,6 +22,7 @@ import * as twoFactor from "../../accounts/two-factor.service.js";
 import { setRole } from "../../accounts/session.repository.js";
 import { deliveryRouters } from "./delivery.router.js";
 import { storeOverview } from "./overview.js";
+import type { Mailer } from "../../accounts/mail.js";
 
 const id = z.number().int().positive();
 const email = z.email().max(255).transform((value) => value.trim());
@@ -36,6 +37,23 @@ type SignedIn = { email: string; role: "owner" | "member"; team: { id: number; n
 /** What a member changed, in the team's audit log. */
 const audit = (ctx: { db: Parameters<typeof recordAudit>[0]; session: { teamId: number; email: string } }, action: AuditAction, target: string) =>
   recordAudit(ctx.db, { teamId: ctx.session.teamId, actor: ctx.session.email, action, target });
+
+/**
+ * An invitation link goes to the person invited: by mail when the service has a mail sender, and then the inviter
+ * never sees it (`url` null); without one, the inviter copies it to them (a newcomer's service sends no mail).
+ */
+async function mailInvitation(
+  ctx: { accounts: { mailer: Mailer }; session: { email: string; teamName: string } },
+  invitation: { email: string; url: string; expires_at: string; team_id: number },
+): Promise<{ email: string; url: string | null; expires_at: string; team_id: number; mailed: boolean }> {
+  if (!ctx.accounts.mailer.configured) return { ...invitation, mailed: false };
+  await ctx.accounts.mailer.send({
+    to: invitation.email,
+    subject: `Join ${ctx.session.teamName} on Commerce Ingest`,
+    text: `${ctx.session.email} invites you to the team ${ctx.session.teamName} on Commerce Ingest.\n\nAccept here (the link works once, until ${invitation.expires_at}):\n\n${invitation.url}\n\nIf you have an account already, sign in first; otherwise you choose a password.\n`,
+  });
+  return { ...invitation, url: null, mailed: true };
+}
 
 /**
  * The web console's procedures, served by tRPC's own HTTP handler under
@@ -349,7 +367,7 @@ export const consoleRouter = router({
     renewInvitation: ownerProcedure.input(z.object({ id })).mutation(async ({ ctx, input }) => {
       const renewed = await accounts.renewInvitation(ctx.db, ctx.accounts.settings, ctx.session.teamId, input.id);
       await audit(ctx, "invitation.renewed", renewed.email);
-      return renewed;
+      return mailInvitation(ctx, renewed);
     }),
     revokeInvitation: ownerProcedure.input(z.object({ id })).mutation(async ({ ctx, input }) => {
       const { email: revoked } = await accounts.revokeInvitation(ctx.db, ctx.session.teamId, input.id);
@@ -359,7 +377,7 @@ export const consoleRouter = router({
     invite: ownerProcedure.input(z.object({ email })).mutation(async ({ ctx, input }) => {
       const invitation = await accounts.inviteMember(ctx.db, ctx.accounts.settings, { teamId: ctx.session.teamId, email: input.email, invitedBy: ctx.session.memberId });
       await audit(ctx, "member.invited", invitation.email);
-      return invitation;
+      return mailInvitation(ctx, invitation);
     }),
     remove: ownerProcedure.input(z.object({ member_id: id })).mutation(async ({ ctx, input }) => {
       const removed = await accounts.removeMember(ctx.db, ctx.session.teamId, input.member_id);
