@@ -84,13 +84,34 @@ export function withConsoleServer(): void {
 let seq = 0;
 export const uniqueEmail = (name: string) => `${name}.${Date.now()}.${++seq}@example.com`;
 
+/**
+ * An invitation accepted as a person does: a password chosen on its link,
+ * then the link mailed to the invitation's e-mail opened (which signs in).
+ */
+export async function joinByInvitation(on: TestServer, browser: ReturnType<typeof consoleBrowser>, token: string, password = PASSWORD): Promise<void> {
+  const { email } = await browser.client.invitation.get.query({ token });
+  const before = on.mails.length;
+  await browser.client.invitation.accept.mutate({ token, password });
+  const link = await expectMail(on, email, /\/verify\/([A-Za-z0-9_-]+)/, before);
+  await browser.client.invitation.verify.mutate({ token: link });
+}
+
+/** The first capture of `pattern` in a mail to `to` sent after the `after`th, once it has been sent. */
+export async function expectMail(on: TestServer, to: string, pattern: RegExp, after = 0): Promise<string> {
+  const found = () => on.mails.slice(after).find((mail) => mail.to === to && pattern.test(mail.text))?.text.match(pattern)?.[1];
+  for (let tries = 0; tries < 200 && found() === undefined; tries++) await new Promise((resolve) => setImmediate(resolve));
+  const value = found();
+  if (value === undefined) throw new Error(`no mail to ${to} matching ${String(pattern)}`);
+  return value;
+}
+
 /** A tenant with a signed-in member. */
 export async function signedInTenant() {
   const tenant = await server.createTenant();
   const email = uniqueEmail("owner");
   const { token } = await invite(server, tenant.team.id, email);
   const browser = consoleBrowser(server);
-  await browser.client.invitation.accept.mutate({ token, password: PASSWORD });
+  await joinByInvitation(server, browser, token);
   return { ...tenant, email, browser };
 }
 

@@ -10,7 +10,18 @@ import { createSignInLimiters, type AccountSettings, type SIGN_IN_LIMITS } from 
 import { createRateLimiter, type RateLimitOptions } from "../src/tenancy/rate-limit.js";
 import { startRequestLog } from "../src/requests/request-log.service.js";
 import { recordingProvider, type MessagingProvider } from "../src/automations/providers.js";
-import { createMailer } from "../src/accounts/mail.js";
+import { createMailer, type Mail, type Mailer } from "../src/accounts/mail.js";
+
+/** The server's mail sender, keeping a copy of each mail it sends (a test reads them as a person reads their inbox). */
+function keptMailer(mailer: Mailer, kept: Mail[]): Mailer {
+  return {
+    configured: mailer.configured,
+    async send(mail) {
+      kept.push(mail);
+      await mailer.send(mail);
+    },
+  };
+}
 import { startWorker, type Worker, type WorkerOptions } from "../src/automations/worker.js";
 import * as tenants from "../src/tenancy/tenant.service.js";
 import { openDatabase, type DatabaseHandle } from "../src/db/index.js";
@@ -132,6 +143,8 @@ export async function startTestServer(
   }
   const logger = options.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? "silent");
   const endpoints = { timeoutMs: 2000, allowPrivate: true, ...options.endpoints };
+  /** Every mail this server sent (by SMTP, or to its log when it has no mail sender), as a reader of the log finds them. */
+  const mails: Mail[] = [];
   let worker: Worker | undefined;
   if (options.worker) {
     const { provider = recordingProvider(), ...workerOptions } = options.worker;
@@ -155,7 +168,7 @@ export async function startTestServer(
       accessCache,
       adminToken: ADMIN_TOKEN,
       ...(options.authFailureLimit ? { authFailures: createRateLimiter(options.authFailureLimit, handle.pool, "auth-failures") } : {}),
-      accounts: { settings, limiters: createSignInLimiters(handle.pool, options.signInLimits), cookieSecure: false, mailer: createMailer({ smtpUrl: options.smtpUrl, from: "Console <console@test.example>" }, logger) },
+      accounts: { settings, limiters: createSignInLimiters(handle.pool, options.signInLimits), cookieSecure: false, mailer: keptMailer(createMailer({ smtpUrl: options.smtpUrl, from: "Console <console@test.example>" }, logger), mails) },
       requestLog,
       metrics: createMetrics(handle.db, handle.pool),
       afterWrite: () => worker?.nudge(),
@@ -210,6 +223,7 @@ export async function startTestServer(
     url,
     db: handle.db,
     handle,
+    mails,
     request,
     createTenant,
     worker,

@@ -2,7 +2,7 @@ import { Secret, TOTP } from "otpauth";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "../../server/test/processes.js";
-import { browserAvailable, check, launch } from "./browser.js";
+import { browserAvailable, check, joinByInvitation, launch, linkFromLog } from "./browser.js";
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
@@ -39,11 +39,7 @@ async function signIn(context: BrowserContext, email: string, password = PASSWOR
 
 async function acceptInvitation(context: BrowserContext, link: string): Promise<Page> {
   const page = await context.newPage();
-  await page.goto(link);
-  await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
-  await page.getByLabel("Repeat the password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Set password and sign in" }).click();
-  await page.waitForURL("**/settings/api-keys");
+  await joinByInvitation(page, link, server, PASSWORD);
   return page;
 }
 
@@ -195,6 +191,41 @@ describe.runIf(browserAvailable())("accounts in the console, at 1280 and 390 px"
       await required.getByRole("button", { name: "Continue to the console" }).click();
       await required.waitForURL("**/settings/api-keys");
       await later.close();
+
+      // An invitation for an e-mail that has an account (in another team): choosing a password on its link answers as
+      // for a new address, and the account's owner is told by mail; nothing is made, nobody signed in.
+      const elsewhereTeam = Number((await operator(url, ADMIN, "POST", "/admin/v1/teams", { name: `Elsewhere ${width}` })).id);
+      const elsewhereEmail = `elsewhere-${width}@accounts.example`;
+      const elsewhereContext = await newContext(width);
+      await acceptInvitation(elsewhereContext, String((await operator(url, ADMIN, "POST", "/admin/v1/invitations", { team_id: elsewhereTeam, email: elsewhereEmail })).url));
+      await elsewhereContext.close();
+      await owner.goto(`${url}/team`);
+      await owner.getByLabel("E-mail").fill(elsewhereEmail);
+      await owner.getByRole("button", { name: "Create invitation link" }).click();
+      const holderLink = await owner.locator(".secret code").innerText();
+      const holder = await (await newContext(width)).newPage();
+      await holder.goto(holderLink);
+      await holder.getByLabel("Password", { exact: true }).fill("the holder's password");
+      await holder.getByLabel("Repeat the password").fill("the holder's password");
+      await holder.getByRole("button", { name: "Choose this password" }).click();
+      await holder.getByRole("heading", { name: "Check your e-mail" }).waitFor();
+      const holderSays = (await holder.locator("main").innerText()).replaceAll(elsewhereEmail, "E");
+      await check(holder, "invitation-sent", width);
+      // A new address's page says the same, word for word.
+      const freshEmail = `fresh-${width}@accounts.example`;
+      await owner.getByLabel("E-mail").fill(freshEmail);
+      await owner.getByRole("button", { name: "Create invitation link" }).click();
+      await expect.poll(() => owner.locator(".secret code").innerText()).not.toBe(holderLink);
+      const fresh = await holder.context().newPage();
+      await fresh.goto(await owner.locator(".secret code").innerText());
+      await fresh.getByLabel("Password", { exact: true }).fill("the holder's password");
+      await fresh.getByLabel("Repeat the password").fill("the holder's password");
+      await fresh.getByRole("button", { name: "Choose this password" }).click();
+      await fresh.getByRole("heading", { name: "Check your e-mail" }).waitFor();
+      expect((await fresh.locator("main").innerText()).replaceAll(freshEmail, "E").replace(/Elsewhere \d+|Accounts \d+/g, "T")).toBe(holderSays.replace(/Elsewhere \d+|Accounts \d+/g, "T"));
+      await expect.poll(() => server.output().includes(`"to":"${elsewhereEmail}","subject":"An invitation to`)).toBe(true);
+      expect(linkFromLog(server, elsewhereEmail, "verify")).toBeUndefined();
+      await holder.context().close();
 
       // Ten wrong passwords from here: the next sign-in says when to try again.
       for (let i = 0; i < 10; i++) {

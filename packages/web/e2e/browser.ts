@@ -3,6 +3,7 @@ import path from "node:path";
 import { createRequire } from "node:module";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { expect } from "vitest";
+import type { Proc } from "../../server/test/processes.js";
 
 /** Debian's Chromium; Playwright's own download cannot work on the project's machines. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -57,3 +58,31 @@ export async function check(page: Page, name: string, width: number) {
   await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: width < 500 });
 }
 
+
+/** The last link a server with no mail sender wrote to its log for `to` (its mails go there), matching `path`. */
+export function linkFromLog(server: Proc, to: string, path: string): string | undefined {
+  const lines = server.output().split("\n").filter((line) => line.includes("mail not sent") && line.includes(`"to":"${to}"`));
+  return lines.at(-1)?.match(new RegExp(`https?://[^\\s"\\\\]+/${path}/[A-Za-z0-9_-]+`))?.[0];
+}
+
+/**
+ * Accepts an invitation as a new person does: the password chosen on its
+ * page, then the link mailed to the invitation's e-mail opened (here read from
+ * the server's log: it has no mail sender), which signs in.
+ */
+export async function joinByInvitation(page: Page, link: string, server: Proc, password: string): Promise<void> {
+  await page.goto(link);
+  const email = await page.locator("main p strong").first().innerText();
+  await page.getByLabel("Password", { exact: true }).fill(password);
+  await page.getByLabel("Repeat the password").fill(password);
+  await page.getByRole("button", { name: "Choose this password" }).click();
+  await page.getByRole("heading", { name: "Check your e-mail" }).waitFor();
+  // The log line arrives through the server's output a moment after the answer (polled: this also runs in hooks).
+  const until = Date.now() + 10_000;
+  while (linkFromLog(server, email, "verify") === undefined && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 25));
+  const verify = linkFromLog(server, email, "verify");
+  if (verify === undefined) throw new Error(`no verification link for ${email} in the server's log`);
+  await page.goto(verify);
+  await page.getByRole("button", { name: "Confirm and sign in" }).click();
+  await page.waitForURL("**/settings/api-keys");
+}

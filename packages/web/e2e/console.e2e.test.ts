@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { distFile, operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "../../server/test/processes.js";
-import { ARTIFACTS, browserAvailable, launch } from "./browser.js";
+import { ARTIFACTS, browserAvailable, joinByInvitation, launch } from "./browser.js";
 
 // Each test starts processes: on a busy machine that takes longer (see PROCESS_START_TIMEOUT_MS).
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
@@ -18,6 +18,7 @@ const procs: Proc[] = [];
 let browser: Browser;
 let url: string;
 let dataDir: string;
+let server: Proc;
 
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
 
@@ -44,17 +45,13 @@ const push = (storeId: number, key: string) =>
 
 /** Opens the invitation, chooses the password, and lands signed in on the API Keys page. */
 async function join(page: Page, link: string) {
-  await page.goto(link);
-  await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
-  await page.getByLabel("Repeat the password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Set password and sign in" }).click();
-  await page.waitForURL("**/settings/api-keys");
+  await joinByInvitation(page, link, server, PASSWORD);
 }
 
 describe.runIf(browserAvailable())("the web console in Chromium", () => {
   beforeAll(async () => {
     dataDir = tempDir();
-    const server = await startProcess("main.js", { DATA_DIR: dataDir, ADMIN_TOKEN: ADMIN, SEED_DEMO: "false" });
+    server = await startProcess("main.js", { DATA_DIR: dataDir, ADMIN_TOKEN: ADMIN, SEED_DEMO: "false" });
     procs.push(server);
     url = server.url ?? "";
     browser = await launch();

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "../../server/test/processes.js";
-import { browserAvailable, check, launch } from "./browser.js";
+import { browserAvailable, check, joinByInvitation, launch } from "./browser.js";
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
@@ -21,6 +21,7 @@ const PASSWORD = "a long enough password";
 const RATE_LIMIT = 30;
 const procs: Proc[] = [];
 let browser: Browser;
+let server: Proc;
 let url: string;
 let teamId: number;
 let apiKey: string;
@@ -50,11 +51,7 @@ async function member(email: string, width: number): Promise<{ context: BrowserC
   const invitation = await operator(url, ADMIN, "POST", "/admin/v1/invitations", { team_id: teamId, email });
   const context = await browser.newContext({ viewport: { width, height: 800 } });
   const page = await context.newPage();
-  await page.goto(String(invitation.url));
-  await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
-  await page.getByLabel("Repeat the password").fill(PASSWORD);
-  await page.getByRole("button", { name: "Set password and sign in" }).click();
-  await page.waitForURL("**/settings/api-keys");
+  await joinByInvitation(page, String(invitation.url), server, PASSWORD);
   return { context, page };
 }
 
@@ -71,7 +68,7 @@ describe.runIf(browserAvailable())("delivery and debugging in the console, at 12
     });
     await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", () => resolve()));
     hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/messages`;
-    const server = await startProcess("main.js", {
+    server = await startProcess("main.js", {
       DATA_DIR: tempDir(),
       ADMIN_TOKEN: ADMIN,
       SEED_DEMO: "false",

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "../../server/test/processes.js";
-import { browserAvailable, check, launch, SHOTS } from "./browser.js";
+import { browserAvailable, check, joinByInvitation, launch, SHOTS } from "./browser.js";
 
 // Each test starts processes: on a busy machine that takes longer (see PROCESS_START_TIMEOUT_MS).
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
@@ -51,11 +51,7 @@ describe.runIf(browserAvailable())("every console page, at 1280 and 390 px", () 
     await api("POST", "/imports?kind=customers", '{"external_id":"c-1","phone":"+12025550144"}\n{"external_id":"c-2","phone":"12"}\n', "application/x-ndjson");
     const first = await operator(url, ADMIN, "POST", "/admin/v1/invitations", { team_id: team.id, email: "owner@screens.example" });
     const page = await browser.newPage();
-    await page.goto(String(first.url));
-    await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
-    await page.getByLabel("Repeat the password").fill(PASSWORD);
-    await page.getByRole("button", { name: "Set password and sign in" }).click();
-    await page.waitForURL("**/settings/api-keys");
+    await joinByInvitation(page, String(first.url), server, PASSWORD);
     // A pending invitation, for the Team page and the invitation page.
     const invited = await page.evaluate(async () => {
       const response = await fetch("/console/trpc/team.invite", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ email: "new@screens.example" }) });

@@ -5,6 +5,7 @@ import { Account } from "./routes/Account.js";
 import { Audit } from "./routes/Audit.js";
 import { ForgotPassword } from "./routes/ForgotPassword.js";
 import { ResetPassword } from "./routes/ResetPassword.js";
+import { Verify } from "./routes/Verify.js";
 import { ApiKeys } from "./routes/ApiKeys.js";
 import { Invitation } from "./routes/Invitation.js";
 import { RecordPage } from "./routes/Record.js";
@@ -22,6 +23,7 @@ export function App() {
       <Route path="/invite/:token" element={<Invitation />} />
       <Route path="/forgot-password" element={<ForgotPassword />} />
       <Route path="/reset/:token" element={<ResetPassword />} />
+      <Route path="/verify/:token" element={<Verify />} />
       <Route element={<SignedIn />}>
         <Route path="/" element={<Navigate to="/settings/api-keys" replace />} />
         <Route path="/settings" element={<Navigate to="/settings/api-keys" replace />} />

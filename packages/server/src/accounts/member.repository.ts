@@ -94,6 +94,27 @@ export function findOpenInvitation(db: Executor, tokenHash: string) {
     .executeTakeFirst();
 }
 
+/** Keeps the password chosen on an invitation until its e-mail is proven by `tokenHash`'s link (a day). */
+export async function setPendingPassword(db: Executor, invitationId: number, passwordHash: string, tokenHash: string): Promise<void> {
+  await db
+    .updateTable("invitations")
+    .set({ pending_password_hash: passwordHash, verify_token_hash: tokenHash, verify_expires_at: sql<Date>`now() + interval '1 day'` })
+    .where("id", "=", invitationId)
+    .execute();
+}
+
+/** The open invitation whose e-mail this link proves, with the password chosen for it. */
+export function findVerifiableInvitation(db: Executor, tokenHash: string) {
+  return db
+    .selectFrom("invitations as i")
+    .innerJoin("teams as t", "t.id", "i.team_id")
+    .select(["i.id", "i.team_id", "i.email", "i.invited_by", "i.pending_password_hash", "t.name as team_name"])
+    .where("i.verify_token_hash", "=", tokenHash)
+    .where("i.verify_expires_at", ">", sql<Date>`now()`)
+    .where(OPEN_INVITATION)
+    .executeTakeFirst();
+}
+
 /** The team's invitations that can still be accepted, newest first, with who sent each. */
 export function listOpenInvitations(db: Executor, teamId: number) {
   return db

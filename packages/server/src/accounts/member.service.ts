@@ -7,6 +7,8 @@ import { recordAudit } from "./audit.js";
 import { hashPassword, UNKNOWN_MEMBER_HASH, verifyPassword } from "./password.js";
 import { openChallenge, secondFactorNeeded } from "./two-factor.service.js";
 import type { Caller } from "./caller.js";
+import type { Mail, Mailer } from "./mail.js";
+import type { Logger } from "../logger.js";
 import type pg from "pg";
 import { createRateLimiter, type RateLimiter } from "../tenancy/rate-limit.js";
 import { hashToken, randomToken } from "../tenancy/tokens.js";
@@ -123,19 +125,51 @@ export async function describeInvitation(db: Db, token: string) {
 }
 
 /**
- * A new person's acceptance: chooses the password, creates the account and its
- * membership, and signs them in; the link works once. An e-mail that has an
- * account already accepts by signing in (`joinTeam`).
+ * A password chosen on an invitation link. Nothing is created yet: the
+ * e-mail must be proven first. A new address is sent a link that creates the
+ * account (`verifyInvitation`); an address that has an account is left as it
+ * is, and its owner is told by mail (signing in, then opening the invitation,
+ * joins). The answer, and the work before it, are the same either way: the
+ * link's holder learns nothing about who has an account.
  */
-export async function acceptInvitation(db: Db, settings: AccountSettings, token: string, password: string, caller?: Caller): Promise<NewSession> {
+export async function acceptInvitation(db: Db, settings: AccountSettings, mailer: Mailer, logger: Logger, token: string, password: string): Promise<void> {
   const passwordHash = await hashPassword(password);
+  const invitation = await repo.findOpenInvitation(db, hashToken(token));
+  if (!invitation) throw new AppError("INVITATION_INVALID");
+  const existing = await repo.findAccountByEmail(db, invitation.email);
+  let mail: Mail;
+  if (existing) {
+    mail = {
+      to: invitation.email,
+      subject: `An invitation to ${invitation.team_name} was opened with your e-mail`,
+      text: `Someone opened an invitation to the team ${invitation.team_name} on Commerce Ingest for ${invitation.email} and chose a password for it.\n\nYour account already exists: nothing of it changed, and that password does nothing. If this was you, sign in with your own password, then open the invitation link again to join the team.\n\nIf it was not you, you can ignore this mail.\n`,
+    };
+  } else {
+    const proof = randomToken();
+    await repo.setPendingPassword(db, invitation.id, passwordHash, hashToken(proof));
+    mail = {
+      to: invitation.email,
+      subject: `Confirm your e-mail to join ${invitation.team_name}`,
+      text: `Confirm that ${invitation.email} is yours to finish joining ${invitation.team_name} on Commerce Ingest (the link works once, for a day):\n\n${settings.publicUrl}/verify/${proof}\n\nIf you did not ask for this, ignore this mail: no account is made without it.\n`,
+    };
+  }
+  // Sent after the answer, so both kinds take the same time to answer.
+  void mailer.send(mail).catch((error: unknown) => logger.error({ err: error instanceof Error ? { message: error.message } : String(error) }, "could not send an invitation mail"));
+}
+
+/**
+ * The mailed link that proves an invitation's e-mail: the account is made
+ * with the password chosen, joins the team and is signed in; the invitation
+ * and the link work once.
+ */
+export async function verifyInvitation(db: Db, settings: AccountSettings, token: string, caller?: Caller): Promise<NewSession> {
   const memberId = await inTransaction(db, async (trx) => {
-    const invitation = await repo.findOpenInvitation(trx, hashToken(token));
-    if (!invitation || !(await repo.markInvitationAccepted(trx, invitation.id))) throw new AppError("INVITATION_INVALID");
-    if (await repo.findAccountByEmail(trx, invitation.email)) throw new AppError("MEMBER_EXISTS");
-    const account = await repo.insertAccount(trx, { email: invitation.email, password_hash: passwordHash }).catch((error: unknown) => {
-      // Two invitations of one e-mail accepted at the same moment: the second finds the account made.
-      if (error instanceof Error && "code" in error && error.code === "23505") throw new AppError("MEMBER_EXISTS");
+    const invitation = await repo.findVerifiableInvitation(trx, hashToken(token));
+    if (!invitation?.pending_password_hash || !(await repo.markInvitationAccepted(trx, invitation.id))) throw new AppError("INVITATION_INVALID");
+    // An account made for the e-mail since (another invitation proven first): this link has nothing left to do.
+    if (await repo.findAccountByEmail(trx, invitation.email)) throw new AppError("INVITATION_INVALID");
+    const account = await repo.insertAccount(trx, { email: invitation.email, password_hash: invitation.pending_password_hash }).catch((error: unknown) => {
+      if (error instanceof Error && "code" in error && error.code === "23505") throw new AppError("INVITATION_INVALID");
       throw error;
     });
     // The operator's invitation (a team's first people) makes an owner; a member's, a member.

@@ -100,6 +100,9 @@ export interface InvitationTable {
   created_at: CreatedAt;
   expires_at: ColumnType<Date, Date | string, Date | string>;
   accepted_at: Date | null;
+  pending_password_hash: string | null;
+  verify_token_hash: string | null;
+  verify_expires_at: Date | null;
 }
 
 export interface SessionTable {

@@ -25,7 +25,7 @@ export function Invitation() {
     queryClient.clear();
     await navigate("/settings/api-keys");
   };
-  const accept = useMutation({ mutationFn: () => trpc.invitation.accept.mutate({ token, password }), onSuccess: enter });
+  const accept = useMutation({ mutationFn: () => trpc.invitation.accept.mutate({ token, password }) });
   const join = useMutation({ mutationFn: () => trpc.invitation.join.mutate({ token }), onSuccess: enter });
   const signOut = useMutation({ mutationFn: () => trpc.session.signOut.mutate(), onSuccess: () => queryClient.invalidateQueries({ queryKey: ["me"] }) });
   const submit = (event: FormEvent) => {
@@ -76,6 +76,19 @@ export function Invitation() {
     );
   }
   const refused = accept.isError ? problemOf(accept.error) : undefined;
+  if (accept.isSuccess) {
+    return (
+      <main className="narrow">
+        <h1>Check your e-mail</h1>
+        <p role="status">
+          We sent a mail to <strong>{email}</strong>. Open the link in it to confirm the address is yours and finish joining {teamName}.
+        </p>
+        <p className="muted">
+          If {email} already has an account, the mail says so instead: <Link to={signInLink}>sign in</Link>, then open this invitation again.
+        </p>
+      </main>
+    );
+  }
   return (
     <main className="narrow">
       <h1>Join {teamName}</h1>
@@ -92,13 +105,8 @@ export function Invitation() {
         </Field>
         <p className="muted">At least {MIN_PASSWORD} characters.</p>
         <FormProblem problem={refused} fields={["password"]} />
-        {refused?.code === "member_exists" ? (
-          <p>
-            <Link to={signInLink}>Sign in as {email}</Link> to accept.
-          </p>
-        ) : null}
         <button type="submit" disabled={accept.isPending}>
-          Set password and sign in
+          Choose this password
         </button>
       </form>
     </main>

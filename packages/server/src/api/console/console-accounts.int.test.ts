@@ -1,13 +1,13 @@
 import { sql } from "kysely";
 import http from "node:http";
 import { describe, expect, it } from "vitest";
-import { consoleBrowser, failure, invite, PASSWORD, server, signedInTenant, uniqueEmail, withConsoleServer } from "../../../test/console.js";
+import { consoleBrowser, failure, invite, PASSWORD, server, signedInTenant, uniqueEmail, withConsoleServer, expectMail, joinByInvitation } from "../../../test/console.js";
 import { ADMIN_TOKEN } from "../../../test/helpers.js";
 
 withConsoleServer();
 
 describe("invitations", () => {
-  it("let a person choose a password, sign them in with a safe cookie, and work once", async () => {
+  it("let a person choose a password, prove the e-mail by the link mailed to it, sign them in with a safe cookie, and work once", async () => {
     const tenant = await server.createTenant();
     const email = uniqueEmail("ada");
     const { url, token } = await invite(server, tenant.team.id, email);
@@ -16,7 +16,12 @@ describe("invitations", () => {
     expect(await browser.client.invitation.get.query({ token })).toMatchObject({ email, team_name: tenant.team.name });
     expect(await browser.client.session.me.query()).toBeNull();
 
-    await browser.client.invitation.accept.mutate({ token, password: PASSWORD });
+    // A password chosen: nothing made yet, no session; a link goes to the e-mail.
+    expect(await browser.client.invitation.accept.mutate({ token, password: PASSWORD })).toEqual({ check_email: true });
+    expect(browser.jar.size).toBe(0);
+    expect(await server.db.selectFrom("accounts").select("id").where("email", "=", email).execute()).toEqual([]);
+    const proof = await expectMail(server, email, /\/verify\/([A-Za-z0-9_-]+)/);
+    expect(await browser.client.invitation.verify.mutate({ token: proof })).toEqual({ ok: true });
     const cookie = browser.setCookies.at(-1) ?? "";
     expect(cookie).toMatch(/^console_session=[\w-]{43};/);
     expect(cookie).toMatch(/HttpOnly/i);
@@ -32,6 +37,7 @@ describe("invitations", () => {
       code: "NOT_FOUND",
       message: "This invitation link is invalid, already used or expired",
     });
+    expect(await failure(consoleBrowser(server).client.invitation.verify.mutate({ token: proof }))).toMatchObject({ code: "NOT_FOUND" });
   });
 
   it("expire after their time, and refuse a short password", async () => {
@@ -69,10 +75,18 @@ describe("invitations", () => {
     const other = await signedInTenant();
     const { url } = await other.browser.client.team.invite.mutate({ email: ada.email });
     const token = String(url).split("/invite/")[1] ?? "";
-    // Choosing a password for an e-mail that has an account is refused, and changes nothing.
+    // Choosing a password for an e-mail that has an account answers as for a new one, changes nothing, and tells
+    // the account's owner by mail: the link's holder learns nothing about who has an account.
     const stranger = consoleBrowser(server);
     expect(await stranger.client.invitation.get.query({ token })).toMatchObject({ email: ada.email, team_name: other.team.name });
-    expect(await failure(stranger.client.invitation.accept.mutate({ token, password: "another long password" }))).toMatchObject({ code: "CONFLICT", message: "This e-mail already has an account" });
+    const fresh = await other.browser.client.team.invite.mutate({ email: uniqueEmail("fresh") });
+    const freshAnswer = await consoleBrowser(server).client.invitation.accept.mutate({ token: String(fresh.url).split("/invite/")[1] ?? "", password: "another long password" });
+    const mailsBefore = server.mails.length;
+    expect(await stranger.client.invitation.accept.mutate({ token, password: "another long password" })).toEqual(freshAnswer);
+    expect(stranger.jar.size).toBe(0);
+    expect(await expectMail(server, ada.email, /(your account already exists)/i, mailsBefore)).toBeTruthy();
+    expect(server.mails.slice(mailsBefore).some((mail) => /\/verify\//.test(mail.text))).toBe(false);
+    expect(await failure(consoleBrowser(server).client.session.signIn.mutate({ email: ada.email, password: "another long password" }))).toMatchObject({ code: "UNAUTHORIZED" });
     // Another signed-in account cannot take it; the link stays good for Ada.
     expect(await failure(other.browser.client.invitation.join.mutate({ token }))).toMatchObject({ code: "FORBIDDEN", message: "This invitation is for another e-mail; sign in with that e-mail to accept it" });
 
@@ -230,7 +244,7 @@ describe("the team page", () => {
     const second = uniqueEmail("second");
     const invitation = await owner.browser.client.team.invite.mutate({ email: second });
     const token = String(invitation.url).split("/invite/")[1] ?? "";
-    await consoleBrowser(server).client.invitation.accept.mutate({ token, password: PASSWORD });
+    await joinByInvitation(server, consoleBrowser(server), token);
     const { me, members } = await owner.browser.client.team.members.query();
     expect(members.map((member) => member.email)).toEqual([owner.email, second]);
     const other = members.find((member) => member.email === second);
@@ -239,7 +253,7 @@ describe("the team page", () => {
     // Removed from their only team, the account is gone: the old password no longer signs in, and a new invitation starts afresh.
     expect(await failure(consoleBrowser(server).client.session.signIn.mutate({ email: second, password: PASSWORD }))).toMatchObject({ code: "UNAUTHORIZED" });
     const again = await owner.browser.client.team.invite.mutate({ email: second });
-    await consoleBrowser(server).client.invitation.accept.mutate({ token: String(again.url).split("/invite/")[1] ?? "", password: "a brand new password" });
+    await joinByInvitation(server, consoleBrowser(server), String(again.url).split("/invite/")[1] ?? "", "a brand new password");
     expect((await owner.browser.client.team.members.query()).members.map((member) => member.email)).toEqual([owner.email, second]);
   });
 });

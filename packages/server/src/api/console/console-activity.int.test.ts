@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { consoleBrowser, failure, invite, PASSWORD, readToEnd, server, signedInTenant, uniqueEmail, withConsoleServer } from "../../../test/console.js";
+import { consoleBrowser, failure, invite, joinByInvitation, readToEnd, server, signedInTenant, uniqueEmail, withConsoleServer } from "../../../test/console.js";
 import { startTestServer } from "../../../test/helpers.js";
 
 withConsoleServer();
@@ -165,7 +165,7 @@ describe("stores, activity and the request log", () => {
     const email = uniqueEmail("watcher");
     const invitation = await first.browser.client.team.invite.mutate({ email });
     const watcher = consoleBrowser(server);
-    await watcher.client.invitation.accept.mutate({ token: String(invitation.url).split("/invite/")[1] ?? "", password: PASSWORD });
+    await joinByInvitation(server, watcher, String(invitation.url).split("/invite/")[1] ?? "");
     const watching = await fetch(`${server.url}/console/live/${first.store.id}`, { headers: { Cookie: watcher.cookieHeader() } });
     expect(watching.status).toBe(200);
     const removedEnd = readToEnd(watching);
@@ -183,7 +183,7 @@ describe("the live view's stream and an expired session", () => {
       const tenant = await short.createTenant();
       const { token } = await invite(short, tenant.team.id, uniqueEmail("idle"));
       const browser = consoleBrowser(short);
-      await browser.client.invitation.accept.mutate({ token, password: PASSWORD });
+      await joinByInvitation(short, browser, token);
       const stream = await fetch(`${short.url}/console/live/${tenant.store.id}`, { headers: { Cookie: browser.cookieHeader() } });
       expect(stream.status).toBe(200);
       expect(await readToEnd(stream)).toContain('event: end\ndata: {"reason":"session_ended"}');

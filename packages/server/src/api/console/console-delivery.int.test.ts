@@ -2,7 +2,7 @@ import { createHmac, randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { consoleBrowser, failure, invite } from "../../../test/console.js";
+import { consoleBrowser, failure, invite, joinByInvitation } from "../../../test/console.js";
 import { orderBody, startTestServer, uid, type TestServer } from "../../../test/helpers.js";
 
 let server: TestServer;
@@ -25,7 +25,7 @@ async function signedIn(on: TestServer = server) {
   const email = `delivery.${Date.now()}.${++seq}@example.com`;
   const { token } = await invite(on, tenant.team.id, email);
   const browser = consoleBrowser(on);
-  await browser.client.invitation.accept.mutate({ token, password: "a long enough password" });
+  await joinByInvitation(on, browser, token);
   return { ...tenant, email, client: browser.client };
 }
 

@@ -2,7 +2,7 @@ import type { AddressInfo } from "node:net";
 import { Secret, TOTP } from "otpauth";
 import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { consoleBrowser, failure, invite, PASSWORD, readToEnd } from "../../../test/console.js";
+import { consoleBrowser, failure, invite, joinByInvitation, PASSWORD, readToEnd } from "../../../test/console.js";
 import { startTestServer, type TestServer } from "../../../test/helpers.js";
 
 /** The mails a real SMTP server (in this test) received: to whom, and their text. */
@@ -50,7 +50,7 @@ async function owner(userAgent = "Browser A") {
   const email = emailOf("owner");
   const { token } = await invite(server, tenant.team.id, email);
   const browser = consoleBrowser(server, server.url, userAgent);
-  await browser.client.invitation.accept.mutate({ token, password: PASSWORD });
+  await joinByInvitation(server, browser, token);
   return { ...tenant, email, browser };
 }
 
@@ -162,7 +162,7 @@ describe("roles", () => {
     const memberEmail = emailOf("member");
     await ed.browser.client.team.invite.mutate({ email: memberEmail });
     const member = consoleBrowser(server);
-    await member.client.invitation.accept.mutate({ token: await mailedInvitation(memberEmail), password: PASSWORD });
+    await joinByInvitation(server, member, await mailedInvitation(memberEmail));
     expect(await member.client.session.me.query()).toMatchObject({ role: "member" });
     // A member runs stores and keys...
     expect((await member.client.stores.list.query()).map((store) => store.id)).toEqual([ed.store.id]);
@@ -303,7 +303,7 @@ describe("two-factor sign-in", () => {
     const memberEmail = emailOf("member");
     await ida.browser.client.team.invite.mutate({ email: memberEmail });
     const member = consoleBrowser(server);
-    await member.client.invitation.accept.mutate({ token: await mailedInvitation(memberEmail), password: PASSWORD });
+    await joinByInvitation(server, member, await mailedInvitation(memberEmail));
     expect(await failure(member.client.team.updateSettings.mutate({ require_two_factor: true }))).toMatchObject({ httpStatus: 403, errorCode: "owner_required" });
     expect(await ida.browser.client.team.updateSettings.mutate({ require_two_factor: true })).toEqual({ require_two_factor: true });
     expect(await member.client.team.settings.query()).toEqual({ require_two_factor: true });
@@ -345,7 +345,7 @@ describe("invitations by e-mail", () => {
     expect(await failure(consoleBrowser(server).client.invitation.get.query({ token }))).toMatchObject({ httpStatus: 404 });
     const second = mails.filter((mail) => mail.to === invitee)[1]?.text.match(/\/invite\/([A-Za-z0-9_-]+)/)?.[1] ?? "";
     const browser = consoleBrowser(server);
-    await browser.client.invitation.accept.mutate({ token: second, password: PASSWORD });
+    await joinByInvitation(server, browser, second);
     expect(await browser.client.session.me.query()).toMatchObject({ email: invitee, role: "member" });
     // The invitation's link is in no answer the inviter saw, and in no log line.
     expect(logged.join("\n")).not.toContain(second);

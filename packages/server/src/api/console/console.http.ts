@@ -69,7 +69,7 @@ export function createConsoleApi(services: Services): express.Router {
 
 /** The console's client routes: each answers with the app's index.html, and nothing else does. */
 const CLIENT_ROUTE =
-  /^\/(?:sign-in|forgot-password|reset\/[^/]+|account|invite\/[^/]+|settings(?:\/[\w-]+)?|stores(?:\/\d+(?:\/[\w-]+(?:\/\d+)?|\/records\/(?:orders|customers|checkouts|shipments)\/[^/]+)?)?|team|audit)?\/?$/;
+  /^\/(?:sign-in|forgot-password|reset\/[^/]+|verify\/[^/]+|account|invite\/[^/]+|settings(?:\/[\w-]+)?|stores(?:\/\d+(?:\/[\w-]+(?:\/\d+)?|\/records\/(?:orders|customers|checkouts|shipments)\/[^/]+)?)?|team|audit)?\/?$/;
 
 /**
  * The built single-page app: hashed assets cached for a year, index.html for

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { consoleBrowser, failure, invite, PASSWORD, server, signedInTenant, uniqueEmail, withConsoleServer } from "../../../test/console.js";
+import { consoleBrowser, failure, invite, joinByInvitation, server, signedInTenant, uniqueEmail, withConsoleServer } from "../../../test/console.js";
 
 withConsoleServer();
 
@@ -93,7 +93,7 @@ describe("the audit log", () => {
     await owner.browser.client.team.revokeInvitation.mutate({ id: pending?.id ?? 0 });
     const joining = uniqueEmail("joiner");
     const { token } = await invite(server, owner.team.id, joining);
-    await consoleBrowser(server).client.invitation.accept.mutate({ token, password: PASSWORD });
+    await joinByInvitation(server, consoleBrowser(server), token);
     const joined = (await owner.browser.client.team.members.query()).members.find((member) => member.email === joining);
     await owner.browser.client.team.remove.mutate({ member_id: joined?.id ?? 0 });
 

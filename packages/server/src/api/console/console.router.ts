@@ -152,8 +152,14 @@ export const consoleRouter = router({
 
   invitation: router({
     get: publicConsoleProcedure.input(z.object({ token })).query(({ ctx, input }) => accounts.describeInvitation(ctx.db, input.token)),
+    /** A password chosen on the link: a mail goes to the invitation's e-mail, whatever it is (see `acceptInvitation`). */
     accept: publicConsoleProcedure.input(z.object({ token, password })).mutation(async ({ ctx, input }) => {
-      const session = await accounts.acceptInvitation(ctx.db, ctx.accounts.settings, input.token, input.password, { address: ctx.http.address, userAgent: ctx.http.userAgent });
+      await accounts.acceptInvitation(ctx.db, ctx.accounts.settings, ctx.accounts.mailer, ctx.logger, input.token, input.password);
+      return { check_email: true as const };
+    }),
+    /** The mailed link that proves the e-mail: the account is made, joins the team and is signed in. */
+    verify: publicConsoleProcedure.input(z.object({ token })).mutation(async ({ ctx, input }) => {
+      const session = await accounts.verifyInvitation(ctx.db, ctx.accounts.settings, input.token, { address: ctx.http.address, userAgent: ctx.http.userAgent });
       ctx.http.setCookie(SESSION_COOKIE, session.token, { maxAgeSeconds: ctx.accounts.settings.sessionMaxSeconds });
       return { ok: true as const };
     }),
