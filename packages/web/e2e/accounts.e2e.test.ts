@@ -90,14 +90,14 @@ describe.runIf(browserAvailable())("accounts in the console, at 1280 and 390 px"
       await watching.goto(`${url}/stores/${storeId}/activity?tab=live`);
       await watching.getByText("Live:", { exact: false }).waitFor();
       await page.goto(`${url}/account`);
-      await expect.poll(() => page.locator("table.requests tbody tr").count()).toBe(2);
+      await expect.poll(() => page.locator("table.requests tbody tr").count(), { timeout: 15_000 }).toBe(2);
       await page.getByText("this one").waitFor();
       await check(page, "account", width);
       await page.getByRole("button", { name: /^End the session of/ }).click();
       await watching.getByText("Your session has ended").waitFor({ timeout: 15_000 });
       await watching.goto(`${url}/stores`);
       await watching.waitForURL("**/sign-in**");
-      await expect.poll(() => page.locator("table.requests tbody tr").count()).toBe(1);
+      await expect.poll(() => page.locator("table.requests tbody tr").count(), { timeout: 15_000 }).toBe(1);
 
       // A forgotten password: the link (in the log here), a new password, every session ended.
       const stranger = await newContext(width);
@@ -178,7 +178,7 @@ describe.runIf(browserAvailable())("accounts in the console, at 1280 and 390 px"
       await owner.goto(`${url}/team`);
       // Its state follows the server's answer: clicked, then checked once saved.
       await owner.getByLabel(/Require two-factor sign-in of every member/).click();
-      await expect.poll(() => owner.getByLabel(/Require two-factor sign-in of every member/).isChecked()).toBe(true);
+      await expect.poll(() => owner.getByLabel(/Require two-factor sign-in of every member/).isChecked(), { timeout: 15_000 }).toBe(true);
       const later = await newContext(width);
       const required = await passwordStep(later, memberEmail, PASSWORD);
       await required.getByRole("heading", { name: "Set up two-factor sign-in" }).waitFor();
@@ -215,7 +215,7 @@ describe.runIf(browserAvailable())("accounts in the console, at 1280 and 390 px"
       const freshEmail = `fresh-${width}@accounts.example`;
       await owner.getByLabel("E-mail").fill(freshEmail);
       await owner.getByRole("button", { name: "Create invitation link" }).click();
-      await expect.poll(() => owner.locator(".secret code").innerText()).not.toBe(holderLink);
+      await expect.poll(() => owner.locator(".secret code").innerText(), { timeout: 15_000 }).not.toBe(holderLink);
       const fresh = await holder.context().newPage();
       await fresh.goto(await owner.locator(".secret code").innerText());
       await fresh.getByLabel("Password", { exact: true }).fill("the holder's password");
@@ -223,7 +223,7 @@ describe.runIf(browserAvailable())("accounts in the console, at 1280 and 390 px"
       await fresh.getByRole("button", { name: "Choose this password" }).click();
       await fresh.getByRole("heading", { name: "Check your e-mail" }).waitFor();
       expect((await fresh.locator("main").innerText()).replaceAll(freshEmail, "E").replace(/Elsewhere \d+|Accounts \d+/g, "T")).toBe(holderSays.replace(/Elsewhere \d+|Accounts \d+/g, "T"));
-      await expect.poll(() => server.output().includes(`"to":"${elsewhereEmail}","subject":"An invitation to`)).toBe(true);
+      await expect.poll(() => server.output().includes(`"to":"${elsewhereEmail}","subject":"An invitation to`), { timeout: 15_000 }).toBe(true);
       expect(linkFromLog(server, elsewhereEmail, "verify")).toBeUndefined();
       await holder.context().close();
 

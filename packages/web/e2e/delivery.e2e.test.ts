@@ -111,7 +111,7 @@ describe.runIf(browserAvailable())("delivery and debugging in the console, at 12
       const secret = await page.getByTestId("endpoint-secret").innerText();
       expect(secret).toMatch(/^whsec_/);
       await page.getByRole("button", { name: "Send test event" }).click();
-      await expect.poll(() => page.getByTestId("test-answer").innerText()).toContain("answered 200");
+      await expect.poll(() => page.getByTestId("test-answer").innerText(), { timeout: 15_000 }).toContain("answered 200");
       const event = hook.received.at(-1);
       expect(event && flowOf(event)).toBe("test");
       expect(event && signedWith(event, secret)).toBe(true);
@@ -142,7 +142,7 @@ describe.runIf(browserAvailable())("delivery and debugging in the console, at 12
       expect(await item.innerText()).toContain("to +12•••62");
       expect(await item.innerText()).not.toContain("2025550162");
       await item.getByText("Content and attempts").click();
-      await expect.poll(() => item.getByRole("cell", { name: "down for maintenance" }).count()).toBe(2);
+      await expect.poll(() => item.getByRole("cell", { name: "down for maintenance" }).count(), { timeout: 15_000 }).toBe(2);
       // It recovers; sent again from the console, the same message gets through.
       hook.status = 200;
       hook.answer = "ok";
@@ -177,11 +177,11 @@ describe.runIf(browserAvailable())("delivery and debugging in the console, at 12
       await page.getByRole("cell", { name: "429" }).first().waitFor();
       await page.getByLabel("Status").fill("");
       await page.getByLabel("Code").fill("validation_failed");
-      await expect.poll(() => page.locator("table.requests tbody tr").count()).toBe(1);
+      await expect.poll(() => page.locator("table.requests tbody tr").count(), { timeout: 15_000 }).toBe(1);
       await page.getByRole("cell", { name: "422" }).waitFor();
       await page.getByLabel("Code").fill("");
       await page.getByLabel("Status").fill("413");
-      await expect.poll(() => page.locator("table.requests tbody tr").count()).toBe(1);
+      await expect.poll(() => page.locator("table.requests tbody tr").count(), { timeout: 15_000 }).toBe(1);
       await page.getByRole("cell", { name: /payload_too_large|too large/i }).waitFor();
       await page.getByLabel("Status").fill("404");
       await page.getByText(`POST /api/v1/stores/${storeId}/invoices`).waitFor();
