@@ -20,6 +20,9 @@ export class MessageNotFound extends AppError {
   }
 }
 
+/** Where no setting says otherwise (a worker or console built without the environment's): as deployed by default. */
+export const DEFAULT_ENDPOINT_SETTINGS: EndpointSettings = { timeoutMs: 10_000, allowPrivate: false };
+
 /** How long a rolled secret stays valid beside the new one, unless asked otherwise. */
 export const SECRET_OVERLAP_HOURS = 24;
 

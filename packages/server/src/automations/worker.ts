@@ -9,11 +9,9 @@ import { decide, decideMany } from "./flows/index.js";
 import { ERASED } from "./flows/flow.js";
 import { isCustomerErased } from "./flows/flow.repository.js";
 import { claimHeldJobs, claimJobs, completeDelivery, endHeldJobs, finishJob, lockDueJobs, recordMessage, recordMessages, redactJobsOfErased, setMessageStatus, type DueJob, type NewMessage } from "./jobs.repository.js";
-import type { EndpointSettings } from "./delivery.service.js";
+import { DEFAULT_ENDPOINT_SETTINGS, type EndpointSettings } from "./delivery.service.js";
 import { endpointForDelivery, recordAttempt, storesWithEndpoints } from "./endpoints.repository.js";
 import { DeliveryFailed, webhookProvider, type MessagingProvider, type OutboundMessage } from "./providers.js";
-
-const DEFAULT_ENDPOINTS: EndpointSettings = { timeoutMs: 10_000, allowPrivate: false };
 
 type WorkerDeps = { db: Db; logger: Logger; provider: MessagingProvider; workerId: string; endpoints?: EndpointSettings | undefined };
 
@@ -21,7 +19,7 @@ type WorkerDeps = { db: Db; logger: Logger; provider: MessagingProvider; workerI
 async function providerFor(deps: WorkerDeps, storeId: number): Promise<MessagingProvider> {
   const endpoint = await endpointForDelivery(deps.db, storeId);
   if (!endpoint) return deps.provider;
-  const settings = deps.endpoints ?? DEFAULT_ENDPOINTS;
+  const settings = deps.endpoints ?? DEFAULT_ENDPOINT_SETTINGS;
   return webhookProvider({ url: endpoint.url, secrets: () => endpoint.secrets, timeoutMs: settings.timeoutMs, allowPrivate: settings.allowPrivate });
 }
 

@@ -1,44 +1,29 @@
-import type { AddressInfo } from "node:net";
 import { Secret, TOTP } from "otpauth";
-import { SMTPServer } from "smtp-server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { consoleBrowser, failure, invite, joinByInvitation, PASSWORD, readToEnd } from "../../../test/console.js";
 import { startTestServer, type TestServer } from "../../../test/helpers.js";
+import { startInbox, type ReceivedMail } from "../../../test/smtp.js";
 
-/** The mails a real SMTP server (in this test) received: to whom, and their text. */
-const mails: Array<{ to: string; text: string }> = [];
-let smtp: SMTPServer;
+/** The SMTP server started here, and the mails it received. */
+let inbox: Awaited<ReturnType<typeof startInbox>>;
+let mails: ReceivedMail[] = [];
 let server: TestServer;
 /** Every line the service logged while these tests ran. */
 const logged: string[] = [];
 
 beforeAll(async () => {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS", "AUTH"],
-    onData(stream, session, callback) {
-      let raw = "";
-      stream.on("data", (chunk: Buffer) => (raw += chunk.toString("utf8")));
-      stream.on("end", () => {
-        // The body as sent: quoted-printable soft breaks joined, so a link reads whole.
-        const text = raw.replace(/=\r?\n/g, "").replace(/=3D/g, "=");
-        for (const to of session.envelope.rcptTo) mails.push({ to: to.address, text });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", () => resolve()));
-  const port = (smtp.server.address() as AddressInfo).port;
+  inbox = await startInbox();
+  mails = inbox.mails;
   const { default: pino } = await import("pino");
   server = await startTestServer({
-    smtpUrl: `smtp://127.0.0.1:${port}`,
+    smtpUrl: inbox.url,
     signInLimits: { perEmail: 3, perAddress: 1000, windowSeconds: 60 },
     logger: pino({ level: "debug" }, { write: (line: string) => logged.push(line) }),
   });
 });
 afterAll(async () => {
   await server?.close();
-  await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()));
+  await inbox?.close();
 });
 
 let seq = 0;

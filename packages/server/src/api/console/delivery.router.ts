@@ -20,8 +20,6 @@ const externalId = z.string().trim().min(1).max(255);
 const messageId = z.string().max(64);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-const DEFAULT_ENDPOINTS = { timeoutMs: 10_000, allowPrivate: false };
-
 type Ctx = { db: Parameters<typeof recordAudit>[0]; session: { teamId: number; email: string } };
 const audit = (ctx: Ctx, action: Parameters<typeof recordAudit>[1]["action"], target: string) =>
   recordAudit(ctx.db, { teamId: ctx.session.teamId, actor: ctx.session.email, action, target });
@@ -111,7 +109,7 @@ export const deliveryRouters = {
     /** Sets the endpoint's URL; a new endpoint's signing secret is in this answer, and in no later one. */
     set: memberProcedure.input(z.object({ store_id: id, url: z.string().trim().min(1).max(2000) })).mutation(async ({ ctx, input }) => {
       const store = await teamStore(ctx, input.store_id);
-      const result = await delivery.setEndpoint(ctx.db, store.id, input.url, ctx.endpoints ?? DEFAULT_ENDPOINTS);
+      const result = await delivery.setEndpoint(ctx.db, store.id, input.url, ctx.endpoints ?? delivery.DEFAULT_ENDPOINT_SETTINGS);
       await audit(ctx, "endpoint.set", `store ${store.id} (${store.name}): ${new URL(input.url).host}`);
       return result;
     }),
@@ -133,7 +131,7 @@ export const deliveryRouters = {
     /** Sends a test event now and answers what the endpoint said. */
     test: memberProcedure.input(z.object({ store_id: id })).mutation(async ({ ctx, input }) => {
       const store = await teamStore(ctx, input.store_id);
-      const answer = await delivery.sendTestEvent(ctx.db, store.id, ctx.endpoints ?? DEFAULT_ENDPOINTS);
+      const answer = await delivery.sendTestEvent(ctx.db, store.id, ctx.endpoints ?? delivery.DEFAULT_ENDPOINT_SETTINGS);
       return { url: answer.url, status: answer.status, answer: answer.answer, error: answer.error, duration_ms: answer.durationMs };
     }),
     /** The store's latest deliveries to any endpoint (messages and test events), newest first. */
