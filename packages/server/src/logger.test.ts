@@ -33,5 +33,10 @@ describe("logger", () => {
 
   it("masks long digit runs in a path", () => {
     expect(pathForLog("/api/v1/stores/1/customers/%2B12025550123")).toBe("/api/v1/stores/1/customers/…");
+    // A console link's secret, opened in a browser, never reaches the log.
+    expect(pathForLog("/reset/Abc_def-123xyz")).toBe("/reset/…");
+    expect(pathForLog("/verify/Abc_def-123xyz")).toBe("/verify/…");
+    expect(pathForLog("/invite/Abc_def-123xyz")).toBe("/invite/…");
+    expect(pathForLog("/stores/1/requests/5")).toBe("/stores/1/requests/5");
   });
 });

@@ -43,7 +43,11 @@ export function errorForLog(error: unknown): Record<string, unknown> {
   };
 }
 
-/** A path as logs may keep it: long digit runs (phone numbers used as ids) masked. */
+/**
+ * A path as logs may keep it: long digit runs (phone numbers used as ids)
+ * masked, and the secret of a console link (an invitation, an e-mail's proof,
+ * a password reset: the browser asks for its page) left out.
+ */
 export function pathForLog(path: string): string {
-  return path.replace(/(?:%2B|\+)?\d{6,}/gi, "…");
+  return path.replace(/^\/(invite|verify|reset)\/[^/]+/, "/$1/…").replace(/(?:%2B|\+)?\d{6,}/gi, "…");
 }
