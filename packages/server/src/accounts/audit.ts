@@ -57,6 +57,16 @@ export async function recordAudit(
     .execute();
 }
 
+/** An account's own act (a sign-in's second factor, a password or two-factor change), in the log of every team it belongs to. */
+export async function recordAccountAudit(
+  db: Executor,
+  accountId: number,
+  entry: { actor: string; action: AuditAction; target: string; address?: string | undefined; userAgent?: string | null | undefined },
+): Promise<void> {
+  const teams = await db.selectFrom("members").select("team_id").where("account_id", "=", accountId).execute();
+  for (const { team_id } of teams) await recordAudit(db, { teamId: Number(team_id), ...entry });
+}
+
 /** The team's audit log, newest first, a page of `limit` before the entry `before` (when given). */
 export async function listAudit(
   db: Db,

@@ -65,12 +65,6 @@ export async function resetUsable(db: Executor, tokenHash: string): Promise<bool
   return row !== undefined;
 }
 
-/** The teams of an account (each gets the account's own audit entries). */
-export async function accountTeams(db: Executor, accountId: number): Promise<number[]> {
-  const rows = await db.selectFrom("members").select("team_id").where("account_id", "=", accountId).execute();
-  return rows.map((row) => Number(row.team_id));
-}
-
 /**
  * Gives a member of the team a role; a team keeps at least one owner. The
  * row is locked with the team's other owners so two demotions at once cannot

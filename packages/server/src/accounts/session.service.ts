@@ -4,7 +4,7 @@ import { AppError } from "../errors.js";
 import type { Logger } from "../logger.js";
 import { formatTimestamp } from "../time.js";
 import { hashToken, randomToken } from "../tenancy/tokens.js";
-import { recordAudit, type AuditAction } from "./audit.js";
+import { recordAccountAudit } from "./audit.js";
 import type { Mailer } from "./mail.js";
 import { findAccountByEmail } from "./member.repository.js";
 import type { AccountSettings, Caller, Session, SignInLimiters } from "./member.service.js";
@@ -15,10 +15,6 @@ import * as repo from "./session.repository.js";
 export const RESET_SECONDS = 3600;
 
 
-/** An account's act, in the audit log of every team it belongs to. */
-async function auditAccount(db: Db, accountId: number, entry: { actor: string; action: AuditAction; target: string }, caller: Caller): Promise<void> {
-  for (const teamId of await repo.accountTeams(db, accountId)) await recordAudit(db, { teamId, ...entry, ...caller });
-}
 
 /**
  * Mails a reset link to the e-mail's account, if it has one. The answer is the
@@ -37,7 +33,7 @@ export async function requestPasswordReset(
   if (!account) return;
   const token = randomToken();
   await repo.insertPasswordReset(deps.db, account.id, hashToken(token), RESET_SECONDS);
-  await auditAccount(deps.db, account.id, { actor: account.email, action: "account.reset_requested", target: account.email }, caller);
+  await recordAccountAudit(deps.db, account.id, { actor: account.email, action: "account.reset_requested", target: account.email, ...caller });
   const link = `${deps.settings.publicUrl}/reset/${token}`;
   void deps.mailer
     .send({
@@ -62,7 +58,7 @@ export async function resetPassword(db: Db, token: string, password: string, cal
     await repo.setPasswordHash(trx, accountId, passwordHash);
     await repo.deleteAccountSessions(trx, accountId);
     const email = (await trx.selectFrom("accounts").select("email").where("id", "=", accountId).executeTakeFirstOrThrow()).email;
-    for (const teamId of await repo.accountTeams(trx, accountId)) await recordAudit(trx, { teamId, actor: email, action: "account.password_reset", target: email, ...caller });
+    await recordAccountAudit(trx, accountId, { actor: email, action: "account.password_reset", target: email, ...caller });
     return { email };
   });
 }
@@ -77,7 +73,7 @@ export async function changePassword(db: Db, session: Session, current: string, 
   return inTransaction(db, async (trx) => {
     await repo.setPasswordHash(trx, account.id, passwordHash);
     const ended = await repo.deleteAccountSessions(trx, account.id, session.sessionId);
-    for (const teamId of await repo.accountTeams(trx, account.id)) await recordAudit(trx, { teamId, actor: session.email, action: "account.password_changed", target: session.email, ...caller });
+    await recordAccountAudit(trx, account.id, { actor: session.email, action: "account.password_changed", target: session.email, ...caller });
     return { ended };
   });
 }
@@ -98,12 +94,12 @@ export async function listSessions(db: Db, settings: AccountSettings, session: S
 /** Ends one of the account's sessions (its next call is refused, its live view closes); another account's id is unknown. */
 export async function endSession(db: Db, session: Session, id: number, caller: Caller): Promise<void> {
   if (!(await repo.deleteAccountSession(db, session.accountId, id))) throw new AppError("SESSION_NOT_FOUND");
-  await auditAccount(db, session.accountId, { actor: session.email, action: "session.ended", target: `session ${id}` }, caller);
+  await recordAccountAudit(db, session.accountId, { actor: session.email, action: "session.ended", target: `session ${id}`, ...caller });
 }
 
 /** Ends every session of the account but the one asking. */
 export async function endOtherSessions(db: Db, session: Session, caller: Caller): Promise<{ ended: number }> {
   const ended = await repo.deleteAccountSessions(db, session.accountId, session.sessionId);
-  if (ended > 0) await auditAccount(db, session.accountId, { actor: session.email, action: "session.ended", target: `${ended} other session${ended === 1 ? "" : "s"}` }, caller);
+  if (ended > 0) await recordAccountAudit(db, session.accountId, { actor: session.email, action: "session.ended", target: `${ended} other session${ended === 1 ? "" : "s"}`, ...caller });
   return { ended };
 }

@@ -5,7 +5,7 @@ import type { Db, Executor, Trx } from "../db/types.js";
 import { inTransaction } from "../db/transaction.js";
 import { AppError } from "../errors.js";
 import { hashToken, randomToken } from "../tenancy/tokens.js";
-import { recordAudit, type AuditAction } from "./audit.js";
+import { recordAccountAudit } from "./audit.js";
 import type { Caller } from "./caller.js";
 
 /** The signed-in account, as much of its session as two-factor sign-in needs. */
@@ -30,11 +30,6 @@ function newRecoveryCode(): string {
 }
 
 const normalizeCode = (code: string) => code.trim().toLowerCase().replace(/\s+/g, "");
-
-async function auditAccount(db: Executor, accountId: number, email: string, action: AuditAction, caller: Caller, target = email): Promise<void> {
-  const teams = await db.selectFrom("members").select("team_id").where("account_id", "=", accountId).execute();
-  for (const { team_id } of teams) await recordAudit(db, { teamId: Number(team_id), actor: email, action, target, ...caller });
-}
 
 /**
  * A code from the account's authenticator, checked against its secret: the
@@ -80,7 +75,7 @@ async function confirmSetup(trx: Trx, accountId: number, code: string, caller: C
     .where("id", "=", accountId)
     .execute();
   const codes = await replaceRecoveryCodes(trx, accountId);
-  await auditAccount(trx, accountId, account.email, "account.two_factor_enabled", caller);
+  await recordAccountAudit(trx, accountId, { actor: account.email, action: "account.two_factor_enabled", target: account.email, ...caller });
   return codes;
 }
 
@@ -111,7 +106,7 @@ export async function disableTwoFactor(db: Db, session: Session, password: strin
   await inTransaction(db, async (trx) => {
     await trx.updateTable("accounts").set({ totp_secret: null, totp_enabled_at: null, totp_pending_secret: null, totp_last_step: null }).where("id", "=", session.accountId).execute();
     await trx.deleteFrom("recovery_codes").where("account_id", "=", session.accountId).execute();
-    await auditAccount(trx, session.accountId, session.email, "account.two_factor_disabled", caller);
+    await recordAccountAudit(trx, session.accountId, { actor: session.email, action: "account.two_factor_disabled", target: session.email, ...caller });
   });
 }
 
@@ -188,7 +183,7 @@ export async function answerChallenge(db: Db, token: string, answer: { code?: st
         .returning("id")
         .executeTakeFirst();
       ok = used !== undefined;
-      if (ok) await auditAccount(trx, account.id, account.email, "account.recovery_code_used", caller);
+      if (ok) await recordAccountAudit(trx, account.id, { actor: account.email, action: "account.recovery_code_used", target: account.email, ...caller });
     } else if (answer.code !== undefined && account.totp_secret) {
       ok = await takeCode(trx, { id: account.id, email: account.email, secret: account.totp_secret, lastStep: account.totp_last_step === null ? null : Number(account.totp_last_step) }, answer.code);
     }
