@@ -172,8 +172,12 @@ export function createApp(services: AppServices, options: AppOptions): express.E
     const started = process.hrtime.bigint();
     const live = services.live && API_PATHS.test(req.path) && !IMPORT_PATHS.test(req.path) ? services.live : undefined;
     live?.begin();
-    res.on("close", () => live?.end());
-    res.on("finish", () => {
+    // A call is accounted once its answer is out: at `finish`, or at `close` when the client's reset of the
+    // socket kept `finish` from coming (a 413 answered while its body was still arriving, say).
+    let accounted = false;
+    const account = () => {
+      if (accounted) return;
+      accounted = true;
       if (req.method !== "GET" && res.statusCode < 300) services.afterWrite?.();
       const latencyMs = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
       recordForStore(req, res, latencyMs);
@@ -185,6 +189,11 @@ export function createApp(services: AppServices, options: AppOptions): express.E
         { requestId, method: req.method, path: route ?? pathForLog(req.path), status: res.statusCode, latencyMs },
         "request",
       );
+    };
+    res.on("finish", account);
+    res.on("close", () => {
+      live?.end();
+      if (res.headersSent) account();
     });
     next();
   });

@@ -100,7 +100,8 @@ export async function startReceiver(respond: (count: number) => number | undefin
 export async function operator(url: string, token: string, method: string, pathname: string, body?: unknown) {
   const res = await fetch(url + pathname, {
     method,
-    headers: { Authorization: `Bearer ${token}`, ...(body ? { "Content-Type": "application/json" } : {}) },
+    // A connection of its own, as every call of these tests: see processes.test.ts.
+    headers: { Authorization: `Bearer ${token}`, Connection: "close", ...(body ? { "Content-Type": "application/json" } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
   return (res.status === 204 ? null : await res.json()) as Record<string, unknown> & { id: number; key: string };

@@ -182,17 +182,15 @@ describe.runIf(browserAvailable())("delivery and debugging in the console, at 12
       await page.getByRole("cell", { name: "422" }).waitFor();
       await page.getByLabel("Code").fill("");
       await page.getByLabel("Status").fill("413");
-      await expect.poll(() => page.locator("table.requests").first().locator("tbody tr").count(), { timeout: 15_000 }).toBe(1);
+      // Written by the refusal's attribution after the answer; should it not come, the server's own lines say why.
+      const explained = (error: unknown) => {
+        const lines = server.output().split("\n").filter((line) => /"level":(40|50)|"status":(413|404)/.test(line)).slice(-20);
+        throw new Error(`${error instanceof Error ? error.message : String(error)}\nthe server's warnings and refusals:\n${lines.join("\n")}`);
+      };
+      await expect.poll(() => page.locator("table.requests").first().locator("tbody tr").count(), { timeout: 15_000 }).toBe(1).catch(explained);
       await page.getByRole("cell", { name: /payload_too_large|too large/i }).waitFor();
       await page.getByLabel("Status").fill("404");
-      // Written by the refusal's attribution after the answer; should it not come, the server's warnings say why.
-      await page
-        .getByText(`POST /api/v1/stores/${storeId}/invoices`)
-        .waitFor()
-        .catch((error: unknown) => {
-          const warnings = server.output().split("\n").filter((line) => /"level":(40|50)/.test(line)).slice(-20);
-          throw new Error(`${error instanceof Error ? error.message : String(error)}\nthe server's last warnings:\n${warnings.join("\n")}`);
-        });
+      await page.getByText(`POST /api/v1/stores/${storeId}/invoices`).waitFor().catch(explained);
       // The unknown key: counted by its first characters, never shown whole.
       await page.getByRole("cell", { name: "Unkn", exact: true }).waitFor();
       expect(await page.content()).not.toContain("Unkn0wnKeyOfNoTeamAtAll1");

@@ -1,3 +1,4 @@
+import net from "node:net";
 import { describe, expect, it } from "vitest";
 import { failure, server, signedInTenant, withConsoleServer } from "../../../test/console.js";
 
@@ -10,6 +11,19 @@ const order = (id: string, extra: Record<string, unknown> = {}) => ({
   customer: { phone: "+14155550188", email: "ada@example.com", first_name: "Ada" },
   ...extra,
 });
+
+/** Sends `request` on a raw socket, and resets the connection (RST) as soon as an answer has come: that answer. */
+function resetAfterAnswer(request: string): Promise<string> {
+  const { port } = new URL(server.url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: "127.0.0.1", port: Number(port) }, () => socket.write(request));
+    socket.once("data", (chunk: Buffer) => {
+      socket.resetAndDestroy();
+      resolve(chunk.toString());
+    });
+    socket.on("error", reject);
+  });
+}
 
 describe("the request log, as an integrator debugs a call", () => {
   it("opens a refused call to its real path, key, code, details and bodies, phones, e-mails and names masked", async () => {
@@ -88,6 +102,9 @@ describe("the request log, as an integrator debugs a call", () => {
     const base = `/api/v1/stores/${owner.store.id}`;
     const tooLarge = await server.request("POST", `${base}/orders`, { key: owner.key, rawBody: `{"external_id":"big","pad":"${"x".repeat(1_100_000)}"}`, headers: { "Content-Type": "application/json", "X-Request-Id": "too-large" } });
     expect(tooLarge.status).toBe(413);
+    // A client that resets its connection once it has read the 413, its body still going out: kept the same.
+    const reset = await resetAfterAnswer(`POST ${base}/orders HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${owner.key}\r\nContent-Type: application/json\r\nContent-Length: 2000000\r\nX-Request-Id: too-large-reset\r\n\r\n{"pad":"${"x".repeat(200_000)}`);
+    expect(reset).toMatch(/^HTTP\/1\.1 413 /);
     const unknownPath = await server.request("POST", `${base}/invoices`, { key: owner.key, body: {}, headers: { "X-Request-Id": "unknown-path" } });
     expect(unknownPath.status).toBe(404);
     const wrongMethod = await server.request("DELETE", `${base}/orders`, { key: owner.key, headers: { "X-Request-Id": "wrong-method" } });
@@ -105,6 +122,7 @@ describe("the request log, as an integrator debugs a call", () => {
       })
       .toEqual([
         ["too-large", 413, tooLarge.body.code, `${base}/orders`],
+        ["too-large-reset", 413, tooLarge.body.code, `${base}/orders`],
         ["unknown-path", 404, "not_found", `${base}/invoices`],
         ["wrong-method", 405, wrongMethod.body.code, `${base}/orders`],
       ].sort());
