@@ -53,7 +53,7 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
       : undefined;
     // Imports in this process yield to the API calls it serves (live pushes first).
     const live = new LiveTraffic();
-    const imports = env.imports.runner.concurrency > 0 ? startImportRunner({ db: database.db, logger, live }, env.imports.runner) : undefined;
+    const imports = env.imports.runner.concurrency > 0 ? startImportRunner({ db: database.db, logger, live, sideBySide: database.kind === "postgres" }, env.imports.runner) : undefined;
     // The public URL is known once the server listens (PORT may be 0); invitation links read it then.
     const settings: AccountSettings = {
       publicUrl: env.publicUrl ?? "",

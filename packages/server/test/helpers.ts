@@ -154,7 +154,7 @@ export async function startTestServer(
   const requestTimeoutMs = options.connections?.requestTimeoutMs ?? DEFAULT_CONNECTION_LIMITS.requestTimeoutMs;
   // As in production, the imports of this process yield to the API calls it serves (when given a share below 1).
   const live = new LiveTraffic();
-  const imports = options.imports ? startImportRunner({ db: handle.db, logger, live }, { concurrency: 2, leaseSeconds: 30, perTeam: 2, pollIntervalMs: 20, ...runnerOptions }) : undefined;
+  const imports = options.imports ? startImportRunner({ db: handle.db, logger, live, sideBySide: handle.kind === "postgres" }, { concurrency: 2, leaseSeconds: 30, perTeam: 2, pollIntervalMs: 20, ...runnerOptions }) : undefined;
   const settings: AccountSettings = { publicUrl: "", sessionIdleSeconds: 3600, sessionMaxSeconds: 24 * 3600, invitationSeconds: 7 * 24 * 3600, ...options.accounts };
   const requestLog = startRequestLog(handle.db, logger, 7 * 24 * 3600);
   // As in production: key lookups cached, forgotten on every change to keys and stores.

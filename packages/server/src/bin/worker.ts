@@ -29,7 +29,7 @@ try {
   process.exit(1);
 }
 const worker = startWorker({ db: database.db, logger, provider: providerFromEnv(env), endpoints: env.endpoints }, env.worker);
-const imports = env.imports.runner.concurrency > 0 ? startImportRunner({ db: database.db, logger }, env.imports.runner) : undefined;
+const imports = env.imports.runner.concurrency > 0 ? startImportRunner({ db: database.db, logger, sideBySide: database.kind === "postgres" }, env.imports.runner) : undefined;
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   process.once(signal, () => {
     logger.info({ signal }, "shutting down");

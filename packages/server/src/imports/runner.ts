@@ -3,7 +3,7 @@ import { inflateRawSync } from "node:zlib";
 import type { StoreContext } from "../tenancy/store-context.js";
 import { isDatabaseUnavailable } from "../db/index.js";
 import { inTransaction } from "../db/transaction.js";
-import type { Db } from "../db/types.js";
+import type { Db, Executor } from "../db/types.js";
 import { errorForLog, type Logger } from "../logger.js";
 import { writeItems, type ItemResult } from "../records/write-contract.js";
 import { chunkFailed, chunkMerged, claimChunk, failAbandonedUploads, failImport, lockImport, releaseChunk, startQueued, type ClaimedChunk, type LineRefusal } from "./import.repository.js";
@@ -45,15 +45,50 @@ const LINES_PER_SLICE = 128;
 
 type Outcome = "merged" | "wait" | "gone";
 
+/** A merge this process runs: the rows its chunk may touch, and the merge before it that it did not wait for. */
+type Merging = { seq: number; touches: ReadonlySet<string>; before: Merging | undefined; done: Promise<unknown>; finished: boolean };
+
+/** Thrown inside a merge begun before its turn, when the turn did not come: what it wrote is undone. */
+class NotItsTurn extends Error {
+  constructor(readonly outcome: "wait" | "gone") {
+    super(`not the chunk's turn: ${outcome}`);
+  }
+}
+
+/** Every row the valid lines of a chunk may touch (see `UpsertSpec.touches`). */
+function touchesOf(spec: (typeof IMPORT_WRITES)[keyof typeof IMPORT_WRITES], lines: readonly CheckedLine[]): Set<string> {
+  const touched = new Set<string>();
+  for (const { item } of lines) if (!item.refused) for (const name of spec.touches(item.value)) touched.add(name);
+  return touched;
+}
+
+/** Whether `touches` meets the rows of `merging` or of any merge before it still running. */
+function meets(touches: ReadonlySet<string>, merging: Merging): boolean {
+  for (let at: Merging | undefined = merging; at && !at.finished; at = at.before) {
+    for (const name of touches) if (at.touches.has(name)) return true;
+  }
+  return false;
+}
+
 /**
  * Runs imports: claims their chunks (any process may take any chunk not held),
  * checks every line as a push would, and merges each chunk in one transaction
  * through the batch's own write (`writeItems`, set-based), counted, its refused
  * lines kept, in file order. A chunk is merged exactly once: its merge, its
  * counts and its removal commit together, and a chunk whose process died is
- * taken again once its lease passes.
+ * taken again once its lease passes. On PostgreSQL a chunk whose rows cannot
+ * meet those of the merge before it writes beside it, and commits after it.
  */
-export function startImportRunner(deps: { db: Db; logger: Logger; live?: LiveTraffic }, options: ImportRunnerOptions): ImportRunner {
+export function startImportRunner(
+  deps: {
+    db: Db;
+    logger: Logger;
+    live?: LiveTraffic;
+    /** Whether a chunk's merge may run beside the one before (see `merge`): PostgreSQL, whose connections work at once; not the embedded database, which has one. */
+    sideBySide?: boolean;
+  },
+  options: ImportRunnerOptions,
+): ImportRunner {
   const holder = `${hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
   const log = deps.logger.child({ component: "imports" });
   let stopped = false;
@@ -64,7 +99,7 @@ export function startImportRunner(deps: { db: Db; logger: Logger; live?: LiveTra
    * The merge this process is running of each import: the next chunk, checked meanwhile, starts its own as soon
    * as it ends, instead of finding its turn not come and trying again later.
    */
-  const merging = new Map<number, Promise<unknown>>();
+  const merging = new Map<number, Merging>();
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -77,13 +112,26 @@ export function startImportRunner(deps: { db: Db; logger: Logger; live?: LiveTra
       sleeping.add(done);
     });
 
-  async function merge(chunk: ClaimedChunk, lines: readonly CheckedLine[]): Promise<Outcome> {
+  /**
+   * Merges a chunk in one transaction, in its turn. `early`: the merge of the chunk before it, which this process
+   * runs and none of whose rows (nor those of any merge still running before it) the lines of this one touch: this
+   * one's writes go first, beside it (both cores work), and its turn is taken after them, once that merge has ended;
+   * a turn that does not come (that merge failed) undoes them.
+   */
+  async function merge(chunk: ClaimedChunk, lines: readonly CheckedLine[], early: Merging | undefined): Promise<Outcome> {
     const spec = IMPORT_WRITES[chunk.kind];
     const store: StoreContext = { id: chunk.store_id, teamId: chunk.team_id, country: chunk.country, recoveryDelaySeconds: chunk.recovery_delay_seconds };
-    return inTransaction(deps.db, async (trx) => {
+    const inTurn = async (trx: Executor) => {
       const state = await lockImport(trx, chunk.import_id);
       if (!state || state.status !== "running" || state.merged_chunks > chunk.seq) return "gone";
       if (state.merged_chunks < chunk.seq) return "wait";
+      return undefined;
+    };
+    return inTransaction(deps.db, async (trx) => {
+      if (!early) {
+        const out = await inTurn(trx);
+        if (out) return out;
+      }
       // An import is history: stored as a push with `X-Backfill: true`, triggering nothing.
       const call = { db: trx, store, options: { backfill: true } };
       const results = new Map<number, ItemResult>();
@@ -102,8 +150,17 @@ export function startImportRunner(deps: { db: Db; logger: Logger; live?: LiveTra
         }
       }
       refusals.sort((a, b) => a.line - b.line);
+      if (early) {
+        // The merge before ends first (it holds the import's row until it commits, or it failed): then the turn.
+        await early.done;
+        const out = await inTurn(trx);
+        if (out) throw new NotItsTurn(out);
+      }
       await chunkMerged(trx, chunk.import_id, chunk.seq, counts, refusals);
-      return "merged";
+      return "merged" as const;
+    }).catch((error: unknown) => {
+      if (error instanceof NotItsTurn) return error.outcome;
+      throw error;
     });
   }
 
@@ -149,11 +206,17 @@ export function startImportRunner(deps: { db: Db; logger: Logger; live?: LiveTra
         (await checkChunk(IMPORT_WRITES[chunk.kind], { text: inflateRawSync(chunk.body), firstLine: chunk.first_line, gaps: chunk.gaps }, { country: chunk.country }, slice, LINES_PER_SLICE));
       const checked = performance.now();
       const ahead = merging.get(chunk.import_id);
-      if (ahead) await ahead;
-      const merged = merge(chunk, lines);
-      const mine = merged.catch(() => undefined);
+      const touches = touchesOf(IMPORT_WRITES[chunk.kind], lines);
+      // The merge before it, still running, of the chunk just before: this one need not wait for it when its rows
+      // cannot meet that one's, nor those of any merge still running before that.
+      const early = deps.sideBySide === true && ahead !== undefined && !ahead.finished && ahead.seq === chunk.seq - 1 && !meets(touches, ahead);
+      if (ahead && !early) await ahead.done;
+      const merged = merge(chunk, lines, early ? ahead : undefined);
+      const mine: Merging = { seq: chunk.seq, touches, before: early ? ahead : undefined, done: merged.catch(() => undefined), finished: false };
       merging.set(chunk.import_id, mine);
       const outcome = await merged.finally(() => {
+        mine.finished = true;
+        mine.before = undefined;
         if (merging.get(chunk.import_id) === mine) merging.delete(chunk.import_id);
       });
       log.debug({ importId: chunk.import_id, chunk: chunk.seq, outcome, checkMs: Math.round(checked - started), mergeMs: Math.round(performance.now() - checked) }, "import chunk");

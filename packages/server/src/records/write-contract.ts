@@ -38,6 +38,12 @@ export type UpsertSpec<Body extends z.ZodType, Record extends object> = {
   upsertMany: (call: ServiceCall, bodies: Array<z.output<Body>>) => Promise<Array<Upserted<Record> | AppError>>;
   /** The key a record is stored under, when it is not just its `external_id` (a customer without one is keyed by its phone). */
   keyOf?: (body: z.output<Body>) => string;
+  /**
+   * Every stored row the write of `body` may read or change, named `<table>:<key>` (its record, the customer it
+   * embeds, the contact of a phone, the order it belongs to): two sets of records none of whose names meet write
+   * no row in common, so they may be written side by side, in either order.
+   */
+  touches: (body: z.output<Body>) => readonly string[];
 };
 
 /**

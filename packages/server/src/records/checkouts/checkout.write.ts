@@ -1,4 +1,5 @@
 import { checkoutInputSchema, checkoutSchema } from "@commerce-ingest/shared";
+import { customerTouches } from "../customers/customer.write.js";
 import { upsertSpec } from "../write-contract.js";
 import * as checkouts from "./checkout.service.js";
 
@@ -17,5 +18,6 @@ export const checkoutWrite = upsertSpec({
     line_items: [{ sku: "MUG-1", title: "Mug", quantity: 1, price: 89.9 }],
   },
   output: checkoutSchema,
+  touches: (checkout) => [`checkouts:${checkout.external_id}`, ...customerTouches(checkout.customer)],
   write: (call, bodies) => checkouts.upsertCheckouts(call.db, call.store, bodies, call.options),
 });

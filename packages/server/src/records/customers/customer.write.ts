@@ -1,6 +1,11 @@
-import { customerInputSchema, customerSchema } from "@commerce-ingest/shared";
+import { customerInputSchema, customerSchema, type CustomerInput } from "@commerce-ingest/shared";
 import { upsertSpec } from "../write-contract.js";
 import * as customers from "./customer.service.js";
+
+/** The rows a customer's write may touch (see `UpsertSpec.touches`): the customer, and the contact of its phone. */
+export function customerTouches(customer: CustomerInput): string[] {
+  return [`customers:${customers.customerKey(customer)}`, `phones:${customer.phone}`];
+}
 
 /** How customers are written: a push, a batch and an import's lines alike. */
 export const customerWrite = upsertSpec({
@@ -21,5 +26,6 @@ export const customerWrite = upsertSpec({
   },
   output: customerSchema,
   keyOf: customers.customerKey,
+  touches: customerTouches,
   write: (call, bodies) => customers.upsertCustomers(call.db, call.store, bodies, call.options),
 });

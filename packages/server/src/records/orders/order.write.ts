@@ -1,4 +1,5 @@
 import { orderInputSchema, orderSchema } from "@commerce-ingest/shared";
+import { customerTouches } from "../customers/customer.write.js";
 import { upsertSpec } from "../write-contract.js";
 import * as orders from "./order.service.js";
 
@@ -20,5 +21,6 @@ export const orderWrite = upsertSpec({
     metadata: { channel: "online_store" },
   },
   output: orderSchema,
+  touches: (order) => [`orders:${order.external_id}`, ...customerTouches(order.customer)],
   write: (call, bodies) => orders.upsertOrders(call.db, call.store, bodies, call.options),
 });

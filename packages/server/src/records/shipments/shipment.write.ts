@@ -16,6 +16,7 @@ export const shipmentWrite = upsertSpec({
     status: "in_transit",
   },
   output: shipmentSchema,
+  touches: (shipment) => [`shipments:${shipment.external_id}`, `orders:${shipment.order_external_id}`],
   errors: ["SHIPMENT_ORDER_NOT_FOUND"],
   write: (call, bodies) => shipments.upsertShipments(call.db, call.store, bodies, call.options),
 });
