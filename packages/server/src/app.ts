@@ -21,6 +21,7 @@ import { redactedJson, redactedPath } from "./requests/redact.js";
 import { externalIdOf } from "./records/write-contract.js";
 import type { Metrics } from "./api/metrics.js";
 import { UNKNOWN_KEY_PREFIX, type RequestLog } from "./requests/request-log.service.js";
+import { storableJson } from "./text.js";
 
 export type AppOptions = {
   bodyLimitBytes: number;
@@ -156,7 +157,7 @@ export function createApp(services: AppServices, options: AppOptions): express.E
       record_kind: context?.response.record?.kind ?? null,
       // A refused write names its record by its body's key, so the log can be searched by it.
       record_external_id: context?.response.record?.externalId ?? bodyKey(requestBody),
-      details: Array.isArray(res.locals.errorDetails) ? JSON.stringify(res.locals.errorDetails) : null,
+      details: Array.isArray(res.locals.errorDetails) ? storableJson(res.locals.errorDetails) : null,
     });
   }
 

@@ -2,6 +2,7 @@ import type { ImportFailure } from "@commerce-ingest/shared";
 import { sql } from "kysely";
 import type { Executor, ImportKind } from "../db/types.js";
 import { now } from "../db/sql.js";
+import { storableJson } from "../text.js";
 
 /** What the API shows of an import, and what its runner reads. */
 const IMPORT_COLUMNS = [
@@ -209,7 +210,7 @@ export async function chunkMerged(db: Executor, importId: number, seq: number, c
   if (refusals.length > 0) {
     await db
       .insertInto("import_errors")
-      .values(refusals.map((refusal) => ({ import_id: importId, ...refusal, details: refusal.details === undefined ? null : JSON.stringify(refusal.details) })))
+      .values(refusals.map((refusal) => ({ import_id: importId, ...refusal, details: refusal.details === undefined ? null : storableJson(refusal.details) })))
       .execute();
   }
   await db.deleteFrom("import_chunks").where("import_id", "=", importId).where("seq", "=", seq).execute();

@@ -1,3 +1,4 @@
+import { isDatabaseUnavailable } from "../db/index.js";
 import type { Db } from "../db/types.js";
 import { errorForLog, type Logger } from "../logger.js";
 import { formatTimestamp } from "../time.js";
@@ -43,7 +44,7 @@ export function startRequestLog(db: Db, logger: Logger, retentionSeconds: number
     unknown = new Map();
     writing = writing.then(async () => {
       try {
-        await repo.insertEntries(db, batch);
+        await insertEach(batch);
         await repo.countUnknownKeys(db, counts);
         if (Date.now() - lastPrune > PRUNE_EVERY_MS) {
           lastPrune = Date.now();
@@ -56,6 +57,21 @@ export function startRequestLog(db: Db, logger: Logger, retentionSeconds: number
       }
     });
     return writing;
+  }
+
+  /** The entries in one statement; should it be refused for one of them, each alone, so that one loses only itself. */
+  async function insertEach(batch: repo.RequestLogEntry[]): Promise<void> {
+    try {
+      await repo.insertEntries(db, batch);
+    } catch (error) {
+      if (batch.length === 1 || isDatabaseUnavailable(error)) throw error;
+      for (const entry of batch) {
+        await repo.insertEntries(db, [entry]).catch((failed: unknown) => {
+          if (isDatabaseUnavailable(failed)) throw failed;
+          logger.warn({ err: errorForLog(failed), requestId: entry.request_id }, "could not keep a call in the request log");
+        });
+      }
+    }
   }
 
   const timer = setInterval(() => void flush(), FLUSH_MS);

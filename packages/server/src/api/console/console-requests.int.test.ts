@@ -130,6 +130,21 @@ describe("the request log, as an integrator debugs a call", () => {
     expect(theirs.map((row) => row.request_id)).not.toContain("their-key");
   });
 
+  it("keeps a refusal whose details name a key no JSON column can hold, and the calls written with it", async () => {
+    const owner = await signedInTenant();
+    const at = `/api/v1/stores/${owner.store.id}/orders`;
+    const strict = { "Content-Type": "application/json", Prefer: "handling=strict" };
+    const refused = await server.request("POST", at, { key: owner.key, rawBody: JSON.stringify(order("o-odd")).replace(/}$/, String.raw`,"k\uDC00":1}`), headers: { ...strict, "X-Request-Id": "odd-key" } });
+    expect(refused.status).toBe(422);
+    expect(refused.body.details).toEqual([{ path: "k\uDC00", message: expect.any(String) }]);
+    await server.request("POST", at, { key: owner.key, body: order("o-fine"), headers: { "X-Request-Id": "fine" } });
+    await server.requestLog.flush();
+    const rows = await owner.browser.client.requests.list.query({ store_id: owner.store.id });
+    expect(rows.map((row) => row.request_id).sort()).toEqual(["fine", "odd-key"]);
+    const detail = await owner.browser.client.live.detail.query({ store_id: owner.store.id, id: rows.find((row) => row.request_id === "odd-key")?.id ?? 0 });
+    expect(detail.details).toEqual([{ path: "k\uFFFD", message: expect.any(String) }]);
+  });
+
   it("counts calls with keys no team has on the store's paths by the key's first characters, never keeping the key", async () => {
     const owner = await signedInTenant();
     const stranger = await signedInTenant();
