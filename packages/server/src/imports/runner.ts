@@ -45,8 +45,8 @@ const LINES_PER_SLICE = 128;
 
 type Outcome = "merged" | "wait" | "gone";
 
-/** A merge this process runs: the rows its chunk may touch, and the merge before it that it did not wait for. */
-type Merging = { seq: number; touches: ReadonlySet<string>; before: Merging | undefined; done: Promise<unknown>; finished: boolean };
+/** A merge this process runs: the rows its chunk may touch, and whether it began before the one before it ended. */
+type Merging = { seq: number; touches: ReadonlySet<string>; early: boolean; done: Promise<unknown>; finished: boolean };
 
 /** Thrown inside a merge begun before its turn, when the turn did not come: what it wrote is undone. */
 class NotItsTurn extends Error {
@@ -62,11 +62,8 @@ function touchesOf(spec: (typeof IMPORT_WRITES)[keyof typeof IMPORT_WRITES], lin
   return touched;
 }
 
-/** Whether `touches` meets the rows of `merging` or of any merge before it still running. */
-function meets(touches: ReadonlySet<string>, merging: Merging): boolean {
-  for (let at: Merging | undefined = merging; at && !at.finished; at = at.before) {
-    for (const name of touches) if (at.touches.has(name)) return true;
-  }
+function meets(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  for (const name of a) if (b.has(name)) return true;
   return false;
 }
 
@@ -113,12 +110,12 @@ export function startImportRunner(
     });
 
   /**
-   * Merges a chunk in one transaction, in its turn. `early`: the merge of the chunk before it, which this process
-   * runs and none of whose rows (nor those of any merge still running before it) the lines of this one touch: this
-   * one's writes go first, beside it (both cores work), and its turn is taken after them, once that merge has ended;
-   * a turn that does not come (that merge failed) undoes them.
+   * Merges a chunk in one transaction, in its turn. `early`: this process runs the merge of the chunk before it,
+   * which holds the import's row, and none of that merge's rows meet the rows the lines of this one touch: this
+   * one's writes go first, beside it (both cores work), and its turn is taken after them; a turn not come (that
+   * merge failed) undoes them, to be merged again.
    */
-  async function merge(chunk: ClaimedChunk, lines: readonly CheckedLine[], early: Merging | undefined): Promise<Outcome> {
+  async function merge(chunk: ClaimedChunk, lines: readonly CheckedLine[], early: boolean): Promise<Outcome> {
     const spec = IMPORT_WRITES[chunk.kind];
     const store: StoreContext = { id: chunk.store_id, teamId: chunk.team_id, country: chunk.country, recoveryDelaySeconds: chunk.recovery_delay_seconds };
     const inTurn = async (trx: Executor) => {
@@ -151,8 +148,8 @@ export function startImportRunner(
       }
       refusals.sort((a, b) => a.line - b.line);
       if (early) {
-        // The merge before ends first (it holds the import's row until it commits, or it failed): then the turn.
-        await early.done;
+        // Waited for in the database, on the import's row, which the merge before holds until it commits: never in
+        // this process while holding rows, so that any cycle of waits is one PostgreSQL sees (and breaks).
         const out = await inTurn(trx);
         if (out) throw new NotItsTurn(out);
       }
@@ -207,16 +204,15 @@ export function startImportRunner(
       const checked = performance.now();
       const ahead = merging.get(chunk.import_id);
       const touches = touchesOf(IMPORT_WRITES[chunk.kind], lines);
-      // The merge before it, still running, of the chunk just before: this one need not wait for it when its rows
-      // cannot meet that one's, nor those of any merge still running before that.
-      const early = deps.sideBySide === true && ahead !== undefined && !ahead.finished && ahead.seq === chunk.seq - 1 && !meets(touches, ahead);
+      // The merge of the chunk just before, still running and holding the import's row (it did not begin early
+      // itself): this one need not wait for it when their rows cannot meet.
+      const early = deps.sideBySide === true && ahead !== undefined && !ahead.finished && !ahead.early && ahead.seq === chunk.seq - 1 && !meets(touches, ahead.touches);
       if (ahead && !early) await ahead.done;
-      const merged = merge(chunk, lines, early ? ahead : undefined);
-      const mine: Merging = { seq: chunk.seq, touches, before: early ? ahead : undefined, done: merged.catch(() => undefined), finished: false };
+      const merged = merge(chunk, lines, early);
+      const mine: Merging = { seq: chunk.seq, touches, early, done: merged.catch(() => undefined), finished: false };
       merging.set(chunk.import_id, mine);
       const outcome = await merged.finally(() => {
         mine.finished = true;
-        mine.before = undefined;
         if (merging.get(chunk.import_id) === mine) merging.delete(chunk.import_id);
       });
       log.debug({ importId: chunk.import_id, chunk: chunk.seq, outcome, checkMs: Math.round(checked - started), mergeMs: Math.round(performance.now() - checked) }, "import chunk");
