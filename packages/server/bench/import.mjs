@@ -130,13 +130,27 @@ const cpuSeconds = (pid) => {
     return 0;
   }
 };
-/** CPU seconds of every PostgreSQL process on this machine (the embedded database runs inside the server). */
+/**
+ * CPU seconds of PostgreSQL on this machine (the embedded database runs inside the server): every process's, and
+ * those of its processes that have exited (a backend whose connection closed, an autovacuum worker done), which
+ * the postmaster holds as its children's; counting the living alone, a scenario in which backends exit reads low.
+ */
 const postgresSeconds = () => {
   let pids = [];
   try {
     pids = execFileSync("pgrep", ["-x", "postgres"]).toString().trim().split("\n").filter(Boolean);
   } catch {}
-  return pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+  const living = new Set(pids);
+  let seconds = 0;
+  for (const pid of pids) {
+    try {
+      const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+      seconds += ((Number(fields[11]) + Number(fields[12])) * TICK_MS) / 1000;
+      // A postmaster (its parent is no PostgreSQL process): the CPU of its children that have exited.
+      if (!living.has(fields[1])) seconds += ((Number(fields[13]) + Number(fields[14])) * TICK_MS) / 1000;
+    } catch {}
+  }
+  return seconds;
 };
 
 const rssMb = (pid) => {
