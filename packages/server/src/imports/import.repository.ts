@@ -198,6 +198,19 @@ export async function chunkFailed(db: Executor, importId: number, seq: number, r
   return row?.attempts ?? 0;
 }
 
+/** The key of a chunk's merge among the database's advisory locks. */
+const mergeKey = (importId: number, seq: number) => sql`hashtextextended(${`import-merge:${importId}:${seq}`}, 0)`;
+
+/** Held by a chunk's merge until its transaction ends: a merge begun beside it waits on it for its turn (`afterMergeOf`). */
+export async function holdMerge(db: Executor, importId: number, seq: number): Promise<void> {
+  await sql`select pg_advisory_xact_lock(${mergeKey(importId, seq)})`.execute(db);
+}
+
+/** Waits, in the database, until the merge of chunk `seq` (if one is running) has ended, committed or not. */
+export async function afterMergeOf(db: Executor, importId: number, seq: number): Promise<void> {
+  await sql`select pg_advisory_xact_lock_shared(${mergeKey(importId, seq)})`.execute(db);
+}
+
 /** The import's state, locked so that its chunks merge one at a time, in order (and never after a cancel). */
 export function lockImport(db: Executor, importId: number) {
   return db.selectFrom("imports").select(["status", "merged_chunks", "chunks"]).where("id", "=", importId).forNoKeyUpdate().executeTakeFirst();

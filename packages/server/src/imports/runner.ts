@@ -6,7 +6,7 @@ import { inTransaction } from "../db/transaction.js";
 import type { Db, Executor } from "../db/types.js";
 import { errorForLog, type Logger } from "../logger.js";
 import { writeItems, type ItemResult } from "../records/write-contract.js";
-import { chunkFailed, chunkMerged, claimChunk, failAbandonedUploads, failImport, lockImport, releaseChunk, startQueued, type ClaimedChunk, type LineRefusal } from "./import.repository.js";
+import { afterMergeOf, chunkFailed, chunkMerged, claimChunk, holdMerge, failAbandonedUploads, failImport, lockImport, releaseChunk, startQueued, type ClaimedChunk, type LineRefusal } from "./import.repository.js";
 import { IMPORT_WRITES } from "./kinds.js";
 import { checkChunk, roundsOf, type CheckedLine } from "./lines.js";
 import { LIVE_QUIET_MS, type LiveTraffic } from "../traffic.js";
@@ -45,8 +45,8 @@ const LINES_PER_SLICE = 128;
 
 type Outcome = "merged" | "wait" | "gone";
 
-/** A merge this process runs: the rows its chunk may touch, and whether it began before the one before it ended. */
-type Merging = { seq: number; touches: ReadonlySet<string>; early: boolean; done: Promise<unknown>; finished: boolean };
+/** A merge this process runs: the rows its chunk may touch, and the merge before it that it began beside. */
+type Merging = { seq: number; touches: ReadonlySet<string>; before: Merging | undefined; done: Promise<unknown>; finished: boolean };
 
 /** Thrown inside a merge begun before its turn, when the turn did not come: what it wrote is undone. */
 class NotItsTurn extends Error {
@@ -62,8 +62,11 @@ function touchesOf(spec: (typeof IMPORT_WRITES)[keyof typeof IMPORT_WRITES], lin
   return touched;
 }
 
-function meets(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
-  for (const name of a) if (b.has(name)) return true;
+/** Whether `touches` meets the rows of `merging`, or of any merge it began beside that is still running. */
+function meets(touches: ReadonlySet<string>, merging: Merging): boolean {
+  for (let at: Merging | undefined = merging; at && !at.finished; at = at.before) {
+    for (const name of touches) if (at.touches.has(name)) return true;
+  }
   return false;
 }
 
@@ -111,9 +114,11 @@ export function startImportRunner(
 
   /**
    * Merges a chunk in one transaction, in its turn. `early`: this process runs the merge of the chunk before it,
-   * which holds the import's row, and none of that merge's rows meet the rows the lines of this one touch: this
-   * one's writes go first, beside it (both cores work), and its turn is taken after them; a turn not come (that
-   * merge failed) undoes them, to be merged again.
+   * and none of that merge's rows (nor those of any merge still running that it began beside) meet the rows the
+   * lines of this one touch: this one's writes go first, beside them (both cores work), and its turn is taken after
+   * them, once the merge before has ended; a turn not come (that merge failed) undoes them, to be merged again.
+   * Every wait is in the database (the merge before's advisory lock, then the import's row), never in this process
+   * while holding rows, so that any cycle of waits is one PostgreSQL sees and breaks.
    */
   async function merge(chunk: ClaimedChunk, lines: readonly CheckedLine[], early: boolean): Promise<Outcome> {
     const spec = IMPORT_WRITES[chunk.kind];
@@ -125,6 +130,7 @@ export function startImportRunner(
       return undefined;
     };
     return inTransaction(deps.db, async (trx) => {
+      if (deps.sideBySide) await holdMerge(trx, chunk.import_id, chunk.seq);
       if (!early) {
         const out = await inTurn(trx);
         if (out) return out;
@@ -148,8 +154,7 @@ export function startImportRunner(
       }
       refusals.sort((a, b) => a.line - b.line);
       if (early) {
-        // Waited for in the database, on the import's row, which the merge before holds until it commits: never in
-        // this process while holding rows, so that any cycle of waits is one PostgreSQL sees (and breaks).
+        await afterMergeOf(trx, chunk.import_id, chunk.seq - 1);
         const out = await inTurn(trx);
         if (out) throw new NotItsTurn(out);
       }
@@ -204,15 +209,16 @@ export function startImportRunner(
       const checked = performance.now();
       const ahead = merging.get(chunk.import_id);
       const touches = touchesOf(IMPORT_WRITES[chunk.kind], lines);
-      // The merge of the chunk just before, still running and holding the import's row (it did not begin early
-      // itself): this one need not wait for it when their rows cannot meet.
-      const early = deps.sideBySide === true && ahead !== undefined && !ahead.finished && !ahead.early && ahead.seq === chunk.seq - 1 && !meets(touches, ahead.touches);
+      // The merge of the chunk just before, still running: this one need not wait for it when their rows cannot meet,
+      // nor those of any merge still running that it began beside.
+      const early = deps.sideBySide === true && ahead !== undefined && !ahead.finished && ahead.seq === chunk.seq - 1 && !meets(touches, ahead);
       if (ahead && !early) await ahead.done;
       const merged = merge(chunk, lines, early);
-      const mine: Merging = { seq: chunk.seq, touches, early, done: merged.catch(() => undefined), finished: false };
+      const mine: Merging = { seq: chunk.seq, touches, before: early ? ahead : undefined, done: merged.catch(() => undefined), finished: false };
       merging.set(chunk.import_id, mine);
       const outcome = await merged.finally(() => {
         mine.finished = true;
+        mine.before = undefined;
         if (merging.get(chunk.import_id) === mine) merging.delete(chunk.import_id);
       });
       log.debug({ importId: chunk.import_id, chunk: chunk.seq, outcome, checkMs: Math.round(checked - started), mergeMs: Math.round(performance.now() - checked) }, "import chunk");
