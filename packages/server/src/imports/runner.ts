@@ -208,7 +208,7 @@ export function startImportRunner(
         (await checkChunk(IMPORT_WRITES[chunk.kind], { text: inflateRawSync(chunk.body), firstLine: chunk.first_line, gaps: chunk.gaps }, { country: chunk.country }, slice, LINES_PER_SLICE));
       const checked = performance.now();
       const ahead = merging.get(chunk.import_id);
-      const touches = touchesOf(IMPORT_WRITES[chunk.kind], lines);
+      const touches = deps.sideBySide ? touchesOf(IMPORT_WRITES[chunk.kind], lines) : new Set<string>();
       // The merge of the chunk just before, still running: this one need not wait for it when their rows cannot meet,
       // nor those of any merge still running that it began beside.
       const early = deps.sideBySide === true && ahead !== undefined && !ahead.finished && ahead.seq === chunk.seq - 1 && !meets(touches, ahead);
