@@ -1,6 +1,5 @@
-import type { ApiResult, RequestOptions, Transport } from "./transport.js";
+import { storePath, type ApiResult, type RequestOptions, type Transport } from "./transport.js";
 import { AbortError, CommerceIngestError } from "./errors.js";
-import { storePath } from "./resources.js";
 import type { Import, ImportError, ImportKind } from "./types.js";
 
 /** Records to import: an array, any iterable or async iterable (a generator, a database cursor), or a Node readable stream in object mode. */

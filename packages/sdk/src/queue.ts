@@ -1,5 +1,6 @@
 import { APIError, CommerceIngestError } from "./errors.js";
-import { BATCH_LIMIT, BATCH_MAX_BYTES, storePath } from "./resources.js";
+import { BATCH_LIMIT, BATCH_MAX_BYTES } from "./resources.js";
+import { storePath } from "./transport.js";
 import type { RequestOptions, Transport, UpsertResult } from "./transport.js";
 import type { BatchItemResult, BatchResult, Checkout, CheckoutInput, Customer, CustomerInput, Order, OrderInput, Shipment, ShipmentInput } from "./types.js";
 

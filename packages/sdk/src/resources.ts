@@ -1,6 +1,6 @@
 import { CommerceIngestError } from "./errors.js";
 import type { Imports } from "./imports.js";
-import type { ApiResult, RequestOptions, Transport, UpsertResult } from "./transport.js";
+import { storePath, type ApiResult, type RequestOptions, type Transport, type UpsertResult } from "./transport.js";
 import type {
   BatchResult,
   Checkout,
@@ -21,8 +21,6 @@ import type {
   ShipmentRecord,
 } from "./types.js";
 
-/** A store's path, where every resource, batch and import of it lives. */
-export const storePath = (storeId: number) => `/api/v1/stores/${encodeURIComponent(String(storeId))}`;
 /** External ids may hold any character: `/`, spaces, `?`, `#`, `%`, non-ASCII. */
 const idPath = (externalId: string) => encodeURIComponent(externalId);
 

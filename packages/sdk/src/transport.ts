@@ -42,3 +42,6 @@ export type UpsertResult<T> = ApiResult<T> & {
   /** True when the write was older than the stored record (by `source_updated_at`) and not applied (`X-Stale-Write: ignored`). */
   stale: boolean;
 };
+
+/** A store's path, where every resource, batch and import of it lives. */
+export const storePath = (storeId: number) => `/api/v1/stores/${encodeURIComponent(String(storeId))}`;

@@ -18,7 +18,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import pg from "pg";
 import { openDatabase } from "../src/db/index.js";
-import { inTransaction } from "../src/db/transaction.js";
+import { inTransaction } from "../src/db/sql.js";
 import type { Db } from "../src/db/types.js";
 import { parseEnv } from "../src/env.js";
 import { createLogger } from "../src/logger.js";

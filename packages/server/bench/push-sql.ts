@@ -7,9 +7,9 @@
 // batches of 1,000 orders from two loops, as the bench's own scenarios send them (or only the one named).
 // On the embedded database (the data directory of a service that has stopped) it measures the single pushes only.
 import { orderInputSchema, type OrderInput } from "@commerce-ingest/shared";
-import type { StoreContext } from "../src/tenancy/store-context.js";
+import type { StoreContext } from "../src/tenancy/access.js";
 import { openDatabase } from "../src/db/index.js";
-import { parseBody } from "../src/records/body.js";
+import { parseBody } from "../src/records/write-path.js";
 import { upsertOrders } from "../src/records/orders/order.service.js";
 
 const [url, storeId, seconds, connections, prefix, only] = process.argv.slice(2);

@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import express, { type NextFunction, type Request, type Response } from "express";
-import { createContextInner, type Context, type Services } from "./context.js";
+import type { Context, Services } from "./context.js";
 import { CONSOLE_API_PREFIX, createConsoleApi, createConsolePages } from "./api/console/console.http.js";
 import { createLiveView, LIVE_PREFIX } from "./api/console/live.js";
 import { isDatabaseUnavailable } from "./db/index.js";
@@ -8,25 +8,24 @@ import { appRouter } from "./router.js";
 import { createDocsRouter } from "./api/docs.js";
 import { errorForLog, pathForLog } from "./logger.js";
 import { lingerAfterAnswer, refuseTooLarge, sendErrorCode } from "./api/errors.js";
-import { bodyBudget } from "./api/body-budget.js";
 import { buildOpenApiDocument } from "./api/openapi.js";
-import { bearerToken, looksLikeApiKey, secretsEqual } from "./tenancy/api-key.js";
-import { parseStoreId } from "./tenancy/store-context.js";
-import { callerOf, isLocalAddress } from "./tenancy/auth.middleware.js";
-import { idempotencyRequestOf } from "./requests/idempotency.js";
-import { createRestRouter } from "./api/rest.js";
-import { isUpload } from "./api/http-server.js";
+import { bearerToken, looksLikeApiKey, secretsEqual, callerOf, isLocalAddress, parseStoreId } from "./tenancy/access.js";
+import { idempotencyRequestOf } from "./records/procedures.js";
+import { bodyBudget, createRestRouter } from "./api/rest.js";
+import { answerProtocolError, DEFAULT_CONNECTION_LIMITS } from "./api/http-server.js";
+import type http from "node:http";
 import type { LiveTraffic } from "./traffic.js";
-import { redactedJson, redactedPath } from "./requests/redact.js";
-import { externalIdOf } from "./records/write-contract.js";
-import type { Metrics } from "./api/metrics.js";
 import { UNKNOWN_KEY_PREFIX, type RequestLog } from "./requests/request-log.service.js";
+import { externalIdOf } from "./records/write-path.js";
+import type { Metrics } from "./api/metrics.js";
 import { storableJson } from "./text.js";
 
 export type AppOptions = {
   bodyLimitBytes: number;
   /** What the request bodies this process holds at once may weigh (see `bodyBudget`); unset: 128 MiB. */
   bodyMemoryBytes?: number;
+  /** The time a request's body has to arrive whole (an upload's pace is its own); unset: 30 s. */
+  bodyTimeoutMs?: number;
   /** REST requests answer 503 past this. */
   requestDeadlineMs?: number;
   /** The built web console; its pages are served when it exists. */
@@ -74,6 +73,28 @@ function isBackfill(header: string | string[] | undefined): boolean {
   if (header === undefined) return false;
   const value = (Array.isArray(header) ? header.join(",") : header).trim().toLowerCase();
   return value !== "false" && value !== "0";
+}
+
+/** A streamed upload (an import's file): it may take as long as it needs while bytes keep coming fast enough. */
+const isUpload = (req: Pick<http.IncomingMessage, "method" | "url">) => req.method === "POST" && /^\/api\/v1\/stores\/[^/]+\/imports\/?(?:\?|$)/.test(req.url ?? "");
+
+/**
+ * A body must arrive whole within `ms` of its headers (a body that trickles is
+ * answered 408 and its connection closed, as Node's own request timeout
+ * would). An upload is paced by its reader instead (see `paced`): it may take
+ * as long as its file needs while it keeps coming, and is answered 408 itself
+ * when it falls silent or trickles.
+ */
+function boundBody(req: Request, ms: number): void {
+  if (req.complete || isUpload(req)) return;
+  const timer = setTimeout(() => {
+    if (req.complete) return;
+    const error: NodeJS.ErrnoException = new Error("request body timeout");
+    error.code = "ERR_HTTP_REQUEST_TIMEOUT";
+    answerProtocolError(error, req.socket);
+  }, ms);
+  req.once("end", () => clearTimeout(timer));
+  req.once("close", () => clearTimeout(timer));
 }
 
 /** What the app needs beyond what its requests see: where API calls are kept for the console, and the metrics. */
@@ -141,10 +162,10 @@ export function createApp(services: AppServices, options: AppOptions): express.E
     const keep = refused || (context?.response.authorized?.logBodies ?? true);
     const { requestBody, responseBody } = res.locals as { requestBody?: unknown; responseBody?: unknown };
     services.requestLog.record({
-      path: redactedPath(req.originalUrl),
+      path: req.originalUrl,
       code: typeof res.locals.errorCode === "string" ? res.locals.errorCode : null,
-      request_body: keep && requestBody !== undefined ? redactedJson(requestBody, cap) : null,
-      response_body: keep && responseBody !== undefined ? redactedJson(responseBody, cap) : null,
+      ...(keep ? { request_body: requestBody, response_body: responseBody } : {}),
+      body_chars: cap,
       store_id: authorized.storeId,
       key_id: authorized.keyId,
       created_at: new Date(),
@@ -166,13 +187,18 @@ export function createApp(services: AppServices, options: AppOptions): express.E
   app.set("etag", false);
   app.set("query parser", "simple");
 
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_CONNECTION_LIMITS.requestTimeoutMs;
   app.use((req, res, next) => {
+    boundBody(req, bodyTimeoutMs);
     const requestId = requestIdOf(req);
     res.locals.requestId = requestId;
     res.setHeader("X-Request-Id", requestId);
     const started = process.hrtime.bigint();
     const live = services.live && API_PATHS.test(req.path) && !IMPORT_PATHS.test(req.path) ? services.live : undefined;
-    live?.begin();
+    if (live) {
+      live.inFlight++;
+      live.lastSeen = performance.now();
+    }
     // A call is accounted once its answer is out: at `finish`, or at `close` when the client's reset of the
     // socket kept `finish` from coming (a 413 answered while its body was still arriving, say).
     let accounted = false;
@@ -183,7 +209,9 @@ export function createApp(services: AppServices, options: AppOptions): express.E
       const latencyMs = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
       recordForStore(req, res, latencyMs);
       // Unmatched paths share one label: a scanner's thousand paths must not become a thousand series.
-      services.metrics?.observe(typeof res.locals.route === "string" ? res.locals.route : UNMATCHED, req.method, res.statusCode, latencyMs / 1000);
+      const labels = { route: typeof res.locals.route === "string" ? res.locals.route : UNMATCHED, method: req.method };
+      services.metrics?.requests.inc({ ...labels, status: String(res.statusCode) });
+      services.metrics?.latency.observe(labels, latencyMs / 1000);
       // The route template, not the path: a path can carry a phone number, which logs must not keep.
       const route = typeof res.locals.route === "string" ? res.locals.route : undefined;
       services.logger.info(
@@ -193,7 +221,10 @@ export function createApp(services: AppServices, options: AppOptions): express.E
     };
     res.on("finish", account);
     res.on("close", () => {
-      live?.end();
+      if (live) {
+        live.inFlight = Math.max(0, live.inFlight - 1);
+        live.lastSeen = performance.now();
+      }
       if (res.headersSent) account();
     });
     next();
@@ -275,8 +306,11 @@ export function createApp(services: AppServices, options: AppOptions): express.E
       appRouter,
       deadlineMs: options.requestDeadlineMs ?? 15_000,
       bodies,
-      createContext: (req, res, body) =>
-        createContextInner(services, {
+      // The adapter's own context (tests and the console build theirs with `createContextInner`).
+      createContext: (req, res, body): Context => {
+        const idempotency = body.upload ? undefined : idempotencyRequestOf(req.headers["idempotency-key"], req.method, req.path, req.body);
+        return {
+          ...services,
           requestId: String(res.locals.requestId),
           authorization: req.headers.authorization,
           address: req.socket.remoteAddress,
@@ -284,9 +318,11 @@ export function createApp(services: AppServices, options: AppOptions): express.E
           rawBody: body.value,
           backfill: isBackfill(req.headers["x-backfill"]),
           strict: prefersStrict(req.headers.prefer),
-          idempotency: body.upload ? undefined : idempotencyRequestOf(req.headers["idempotency-key"], req.method, req.path, req.body),
-          upload: body.upload,
-        }),
+          response: { status: 200 },
+          ...(idempotency ? { idempotency } : {}),
+          ...(body.upload ? { upload: body.upload } : {}),
+        };
+      },
       onUnexpectedError: (error, req, res) => {
         const level = isDatabaseUnavailable(error) ? "warn" : "error";
         services.logger[level]({ requestId: res.locals.requestId, err: errorForLog(error), method: req.method }, "request failed");

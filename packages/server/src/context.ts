@@ -1,8 +1,7 @@
 import type { Mailer } from "./accounts/mail.js";
 import type { IncomingMessage } from "node:http";
 import type { AccountSettings, SignInLimiters } from "./accounts/member.service.js";
-import type { AccessCache } from "./tenancy/access-cache.js";
-import type { RateLimiter } from "./tenancy/rate-limit.js";
+import type { AccessCache, RateLimiter } from "./tenancy/access.js";
 import type { Db } from "./db/types.js";
 import type { AppError } from "./errors.js";
 import type { Logger } from "./logger.js";
@@ -10,7 +9,7 @@ import type { Logger } from "./logger.js";
 /** What the console's sign-in needs: its settings, its throttles, and whether cookies demand HTTPS. */
 export type AccountServices = { settings: AccountSettings; limiters: SignInLimiters; cookieSecure: boolean; mailer: Mailer };
 
-/** A request's `Idempotency-Key`, read (see `idempotency.ts`): the key and a fingerprint of the request, or a key that is not valid. */
+/** A request's `Idempotency-Key`, read (see `runOnce` in `records/procedures.ts`): the key and a fingerprint of the request, or a key that is not valid. */
 export type IdempotencyRequest = { key: string; fingerprint: string } | { invalidKey: true };
 
 /** How slow an upload may be before it is answered 408 (see `paced`). */

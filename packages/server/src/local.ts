@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import type { Flow } from "@commerce-ingest/shared";
 import { listMessages } from "./automations/jobs.repository.js";
-import { inTransaction } from "./db/transaction.js";
+import { inTransaction } from "./db/sql.js";
 import { parseEnv } from "./env.js";
 import { createLogger } from "./logger.js";
 import { startServer } from "./server.js";

@@ -3,8 +3,8 @@ import path from "node:path";
 import * as tenants from "./tenancy/tenant.service.js";
 import { insertAccount, insertMember } from "./accounts/member.repository.js";
 import { hashPassword } from "./accounts/password.js";
-import { randomToken } from "./tenancy/tokens.js";
-import { inTransaction } from "./db/transaction.js";
+import { randomToken } from "./tenancy/access.js";
+import { inTransaction } from "./db/sql.js";
 import type { Db } from "./db/types.js";
 
 export type DemoCredentials = { baseUrl: string; storeId: number; apiKey: string; envFile: string; console: { email: string; password: string } };

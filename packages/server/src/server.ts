@@ -5,11 +5,10 @@ import { startImportRunner } from "./imports/runner.js";
 import { LiveTraffic } from "./traffic.js";
 import { uploadSlots } from "./imports/upload.js";
 import { createSignInLimiters, INVITATION_DAYS, type AccountSettings } from "./accounts/member.service.js";
-import { AccessCache, startAccessSync } from "./tenancy/access-cache.js";
-import { AUTH_FAILURE_LIMIT, createLeasedRateLimiter, createRateLimiter } from "./tenancy/rate-limit.js";
+import { AccessCache, startAccessSync, AUTH_FAILURE_LIMIT, createLeasedRateLimiter, createRateLimiter } from "./tenancy/access.js";
 import { startRequestLog } from "./requests/request-log.service.js";
 import { openDatabase, type DatabaseHandle } from "./db/index.js";
-import { configureRetries } from "./db/transaction.js";
+import { configureRetries } from "./db/sql.js";
 import { migrateToLatest } from "./db/migrate.js";
 import { startUpkeep } from "./db/upkeep.js";
 import type { Env } from "./env.js";
@@ -80,7 +79,8 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
         accounts: { settings, limiters: createSignInLimiters(database.pool), cookieSecure: env.console.cookieSecure, mailer },
         requestLog,
         metrics: createMetrics(database.db, database.pool, accessCache, uploads),
-        afterWrite: () => worker?.nudge(),
+        // The in-process worker's own nudge: a write's jobs are claimed at once.
+        afterWrite: worker?.nudge,
         endpoints: env.endpoints,
         live,
         imports: {
@@ -93,7 +93,13 @@ export async function startServer(env: Env, logger: Logger, print: (text: string
           nudge: () => imports?.nudge(),
         },
       },
-      { bodyLimitBytes: env.bodyLimitBytes, bodyMemoryBytes: env.bodyMemoryBytes, consoleDir: env.console.dir, requestDeadlineMs: env.requestDeadlineMs },
+      {
+        bodyLimitBytes: env.bodyLimitBytes,
+        bodyMemoryBytes: env.bodyMemoryBytes,
+        bodyTimeoutMs: env.connections.requestTimeoutMs,
+        consoleDir: env.console.dir,
+        requestDeadlineMs: env.requestDeadlineMs,
+      },
     );
 
     const server = createHttpServer(app, env.connections);

@@ -5,18 +5,10 @@
  * pushes' place.
  */
 export class LiveTraffic {
-  private inFlight = 0;
-  private lastSeen = Number.NEGATIVE_INFINITY;
-
-  begin(): void {
-    this.inFlight++;
-    this.lastSeen = performance.now();
-  }
-
-  end(): void {
-    this.inFlight = Math.max(0, this.inFlight - 1);
-    this.lastSeen = performance.now();
-  }
+  /** Live calls being answered now: the app counts each in when it arrives and out when its connection is done with it. */
+  inFlight = 0;
+  /** When a live call last arrived or ended (`performance.now()`). */
+  lastSeen = Number.NEGATIVE_INFINITY;
 
   /** A call in flight, or one seen within `quietMs`. */
   busy(quietMs = LIVE_QUIET_MS): boolean {

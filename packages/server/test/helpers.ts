@@ -5,12 +5,22 @@ import { sql } from "kysely";
 import { afterAll, beforeAll } from "vitest";
 import pg from "pg";
 import { pino } from "pino";
-import { AccessCache, startAccessSync } from "../src/tenancy/access-cache.js";
+import { AccessCache, startAccessSync, createRateLimiter, type RateLimitOptions } from "../src/tenancy/access.js";
 import { createSignInLimiters, type AccountSettings, type SIGN_IN_LIMITS } from "../src/accounts/member.service.js";
-import { createRateLimiter, type RateLimitOptions } from "../src/tenancy/rate-limit.js";
 import { startRequestLog } from "../src/requests/request-log.service.js";
 import { recordingProvider, type MessagingProvider } from "../src/automations/providers.js";
 import { createMailer, type Mail, type Mailer } from "../src/accounts/mail.js";
+import { startWorker, type Worker, type WorkerOptions } from "../src/automations/worker.js";
+import * as tenants from "../src/tenancy/tenant.service.js";
+import { openDatabase, type DatabaseHandle } from "../src/db/index.js";
+import { migrateToLatest } from "../src/db/migrate.js";
+import { checkStatements } from "../src/db/sql.js";
+import type { Db } from "../src/db/types.js";
+import { createApp } from "../src/app.js";
+import { LiveTraffic } from "../src/traffic.js";
+import { createHttpServer, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "../src/api/http-server.js";
+import { createMetrics } from "../src/api/metrics.js";
+import { createLogger, type Logger } from "../src/logger.js";
 
 /** The server's mail sender, keeping a copy of each mail it sends (a test reads them as a person reads their inbox). */
 function keptMailer(mailer: Mailer, kept: Mail[]): Mailer {
@@ -22,17 +32,6 @@ function keptMailer(mailer: Mailer, kept: Mail[]): Mailer {
     },
   };
 }
-import { startWorker, type Worker, type WorkerOptions } from "../src/automations/worker.js";
-import * as tenants from "../src/tenancy/tenant.service.js";
-import { openDatabase, type DatabaseHandle } from "../src/db/index.js";
-import { migrateToLatest } from "../src/db/migrate.js";
-import { checkStatements } from "../src/db/statement.js";
-import type { Db } from "../src/db/types.js";
-import { createApp } from "../src/app.js";
-import { LiveTraffic } from "../src/traffic.js";
-import { createHttpServer, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "../src/api/http-server.js";
-import { createMetrics } from "../src/api/metrics.js";
-import { createLogger, type Logger } from "../src/logger.js";
 
 // Every statement compiled once per shape is checked, at every run of the suites, against the one its own values make.
 checkStatements(true);
@@ -160,6 +159,7 @@ export async function startTestServer(
   // As in production: key lookups cached, forgotten on every change to keys and stores.
   const accessCache = new AccessCache();
   const stopAccessSync = await startAccessSync(handle, accessCache);
+  const limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.connections };
   const app = createApp(
     {
       db: handle.db,
@@ -184,9 +184,15 @@ export async function startTestServer(
         nudge: () => imports?.nudge(),
       },
     },
-    { bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024, bodyMemoryBytes: options.bodyMemoryBytes, consoleDir: options.consoleDir, requestDeadlineMs: options.requestDeadlineMs },
+    {
+      bodyLimitBytes: options.bodyLimitBytes ?? 1024 * 1024,
+      bodyMemoryBytes: options.bodyMemoryBytes,
+      bodyTimeoutMs: limits.requestTimeoutMs,
+      consoleDir: options.consoleDir,
+      requestDeadlineMs: options.requestDeadlineMs,
+    },
   );
-  const server = createHttpServer(app, { ...DEFAULT_CONNECTION_LIMITS, ...options.connections });
+  const server = createHttpServer(app, limits);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   settings.publicUrl ||= url;

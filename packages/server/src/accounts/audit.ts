@@ -1,5 +1,5 @@
 import type { Db, Executor } from "../db/types.js";
-import { formatTimestamp } from "../time.js";
+import { formatTimestamp } from "../db/sql.js";
 
 /** What the audit log records: changes to a team's keys, stores, members and delivery. */
 export type AuditAction =

@@ -1,7 +1,6 @@
 import type { Db, Role } from "../db/types.js";
-import { inTransaction } from "../db/transaction.js";
+import { inTransaction, formatTimestamp } from "../db/sql.js";
 import { AppError } from "../errors.js";
-import { formatTimestamp } from "../time.js";
 import * as repo from "./member.repository.js";
 import { recordAudit } from "./audit.js";
 import { hashPassword, UNKNOWN_MEMBER_HASH, verifyPassword } from "./password.js";
@@ -10,8 +9,8 @@ import type { Caller } from "./caller.js";
 import type { Mail, Mailer } from "./mail.js";
 import type { Logger } from "../logger.js";
 import type pg from "pg";
-import { createRateLimiter, type RateLimiter } from "../tenancy/rate-limit.js";
-import { hashToken, randomToken } from "../tenancy/tokens.js";
+import { createRateLimiter, type RateLimiter, hashToken, randomToken } from "../tenancy/access.js";
+export type { Caller } from "./caller.js";
 
 export type AccountSettings = {
   /** Where the console is reached: invitation links start with it. */
@@ -32,8 +31,6 @@ export type SignInLimiters = { byAccountAddress: RateLimiter; byAddress: RateLim
 
 /** A signed-in member, as every console procedure sees it. */
 export type Session = { sessionId: number; memberId: number; role: Role; accountId: number; email: string; teamId: number; teamName: string };
-
-export type { Caller } from "./caller.js";
 
 /** A new session: the token goes into the cookie, only its hash into the database. */
 export type NewSession = { token: string; expiresAt: Date };

@@ -1,9 +1,8 @@
 import type { Db } from "../db/types.js";
-import { inTransaction } from "../db/transaction.js";
+import { inTransaction, formatTimestamp } from "../db/sql.js";
 import { AppError } from "../errors.js";
 import type { Logger } from "../logger.js";
-import { formatTimestamp } from "../time.js";
-import { hashToken, randomToken } from "../tenancy/tokens.js";
+import { hashToken, randomToken } from "../tenancy/access.js";
 import { recordAccountAudit } from "./audit.js";
 import type { Mailer } from "./mail.js";
 import { findAccountByEmail } from "./member.repository.js";
@@ -13,8 +12,6 @@ import * as repo from "./session.repository.js";
 
 /** How long a password reset link works. */
 export const RESET_SECONDS = 3600;
-
-
 
 /**
  * Mails a reset link to the e-mail's account, if it has one. The answer is the

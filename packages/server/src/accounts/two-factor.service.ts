@@ -2,15 +2,15 @@ import { randomBytes } from "node:crypto";
 import { sql } from "kysely";
 import { Secret, TOTP } from "otpauth";
 import type { Db, Executor, Trx } from "../db/types.js";
-import { inTransaction } from "../db/transaction.js";
+import { inTransaction } from "../db/sql.js";
 import { AppError } from "../errors.js";
-import { hashToken, randomToken } from "../tenancy/tokens.js";
+import { hashToken, randomToken } from "../tenancy/access.js";
 import { recordAccountAudit } from "./audit.js";
 import type { Caller } from "./caller.js";
+import { verifyPassword } from "./password.js";
 
 /** The signed-in account, as much of its session as two-factor sign-in needs. */
 type Session = { accountId: number; email: string };
-import { verifyPassword } from "./password.js";
 
 /** How long a sign-in waits for its second factor, and how many codes it takes before it is refused. */
 const CHALLENGE_SECONDS = 300;

@@ -1,21 +1,32 @@
-import {
-  activitySchema,
-  apiKeyCreateSchema,
-  apiKeySchema,
-  createdApiKeySchema,
-  storeCreateSchema,
-  storeSchema,
-  storeUpdateSchema,
-  teamCreateSchema,
-  teamSchema,
-} from "@commerce-ingest/shared";
+import { activitySchema, apiKeyCreateSchema, apiKeySchema, createdApiKeySchema, storeCreateSchema, storeSchema, storeUpdateSchema, teamCreateSchema, teamSchema } from "@commerce-ingest/shared";
 import { z } from "zod";
 import { storeActivity } from "../automations/activity.js";
-import { rest, router } from "../trpc.js";
-import { adminBodyProcedure, adminProcedure } from "../tenancy/auth.middleware.js";
+import { baseProcedure, middleware, rest, router } from "../trpc.js";
+import { AppError } from "../errors.js";
+import { bearerToken, secretsEqual, isLocalAddress, refuseBodyProblem } from "../tenancy/access.js";
 import * as accounts from "../accounts/member.service.js";
 import * as tenants from "../tenancy/tenant.service.js";
 import { OPERATOR, recordAudit } from "../accounts/audit.js";
+
+/** For the operator API: its body problems after its admin token. */
+const requireJsonBody = middleware(({ ctx, next }) => {
+  refuseBodyProblem(ctx);
+  return next();
+});
+
+/**
+ * The operator API: callers on this machine only (unless ADMIN_REMOTE), and a
+ * bearer admin token compared in constant time. To anyone else it does not exist.
+ */
+const adminProcedure = baseProcedure.use(({ ctx, next }) => {
+  if (!ctx.adminRemote && !isLocalAddress(ctx.address)) throw new AppError("NOT_FOUND");
+  if (ctx.authorization === undefined) throw new AppError("ADMIN_TOKEN_MISSING");
+  const token = bearerToken(ctx.authorization);
+  if (token === undefined || !secretsEqual(token, ctx.adminToken)) throw new AppError("ADMIN_TOKEN_INVALID");
+  return next();
+});
+
+const adminBodyProcedure = adminProcedure.use(requireJsonBody);
 
 const invitationSchema = z.object({ team_id: z.number().int(), email: z.string(), url: z.string(), expires_at: z.string() });
 

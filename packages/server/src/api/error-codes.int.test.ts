@@ -110,7 +110,7 @@ const ELSEWHERE: Partial<Record<ErrorCode, string>> = {
   UNSUPPORTED_CONTENT_ENCODING: "uploads.test.ts (br, deflate, gzip twice)",
   UPLOADS_BUSY: "uploads.test.ts (an upload past those a process takes at once)",
   UPLOAD_INTERRUPTED: "uploads.test.ts (an upload cut off mid-way: its import's error_code, as no client is left to read it)",
-  SERVER_BUSY: "body-budget.test.ts (a body that finds no room in the process's budget)",
+  SERVER_BUSY: "body-budget.int.test.ts (a body that finds no room in the process's budget)",
 };
 /** The console's procedures answer in tRPC's own shape, not the API's envelope. */
 const CONSOLE: readonly ErrorCode[] = ["SIGN_IN_REQUIRED", "SIGN_IN_FAILED", "SIGN_IN_THROTTLED", "CROSS_SITE_REQUEST", "INVITATION_INVALID", "MEMBER_EXISTS", "ALREADY_MEMBER", "INVITATION_OTHER_ACCOUNT", "MEMBER_NOT_FOUND", "LAST_MEMBER",

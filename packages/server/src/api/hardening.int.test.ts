@@ -2,7 +2,7 @@ import net from "node:net";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isDatabaseUnavailable, isStalePlan } from "../db/index.js";
-import { isLocalAddress } from "../tenancy/auth.middleware.js";
+import { isLocalAddress } from "../tenancy/access.js";
 import { ADMIN_TOKEN, onceAcrossDatabases, startTestServer, testDb, type TestServer } from "../../test/helpers.js";
 
 let server: TestServer;

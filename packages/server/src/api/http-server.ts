@@ -37,16 +37,13 @@ export function createHttpServer(app: express.Express, limits: ConnectionLimits)
   const server = http.createServer(
     {
       headersTimeout: limits.headersTimeoutMs,
-      // Node's request timeout bounds a whole request, an upload of a shop's history too: the body's
-      // deadline is kept here instead (see `boundBody`), by time for a body, by silence for an upload.
+      // Node's request timeout bounds a whole request, an upload of a shop's history too: the app keeps
+      // the body's deadline instead (see `boundBody` in app.ts), by time for a body, by silence for an upload.
       requestTimeout: 0,
       keepAliveTimeout: Math.max(limits.keepAliveTimeoutMs - KEEP_ALIVE_MARGIN_MS, Math.ceil(limits.keepAliveTimeoutMs / 2)),
       connectionsCheckingInterval: 1_000,
     },
-    (req, res) => {
-      boundBody(req, limits.requestTimeoutMs);
-      app(req, res);
-    },
+    app,
   );
   server.maxConnections = limits.maxConnections;
   server.on("connection", (socket: Duplex & { bytesRead: number }) => {
@@ -56,28 +53,6 @@ export function createHttpServer(app: express.Express, limits: ConnectionLimits)
   });
   server.on("clientError", answerProtocolError);
   return server;
-}
-
-/** A streamed upload (an import's file): it may take as long as it needs while bytes keep coming fast enough. */
-export const isUpload = (req: Pick<http.IncomingMessage, "method" | "url">) => req.method === "POST" && /^\/api\/v1\/stores\/[^/]+\/imports\/?(?:\?|$)/.test(req.url ?? "");
-
-/**
- * A body must arrive whole within `ms` of its headers (a body that trickles is
- * answered 408 and its connection closed, as Node's own request timeout
- * would). An upload is paced by its reader instead (see `paced`): it may take
- * as long as its file needs while it keeps coming, and is answered 408 itself
- * when it falls silent or trickles.
- */
-function boundBody(req: http.IncomingMessage, ms: number): void {
-  if (req.complete || isUpload(req)) return;
-  const timer = setTimeout(() => {
-    if (req.complete) return;
-    const error: NodeJS.ErrnoException = new Error("request body timeout");
-    error.code = "ERR_HTTP_REQUEST_TIMEOUT";
-    answerProtocolError(error, req.socket);
-  }, ms);
-  req.once("end", () => clearTimeout(timer));
-  req.once("close", () => clearTimeout(timer));
 }
 
 /** What a request Node could not read as HTTP answers, by the parser's error code. */
@@ -94,7 +69,7 @@ function protocolErrorCode(error: NodeJS.ErrnoException): ErrorCode {
  * take an answer; then the connection is closed, as what follows on it cannot
  * be trusted.
  */
-function answerProtocolError(error: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { headersSent?: boolean } | null }): void {
+export function answerProtocolError(error: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { headersSent?: boolean } | null }): void {
   // A response already begun on this connection (as Node's own handler checks): nothing more can be said on it.
   if (error.code === "ECONNRESET" || !socket.writable || socket._httpMessage?.headersSent) {
     socket.destroy();

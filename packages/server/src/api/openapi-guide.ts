@@ -1,4 +1,4 @@
-import type { RateLimitOptions } from "../tenancy/rate-limit.js";
+import type { RateLimitOptions } from "../tenancy/access.js";
 
 /** What the document's front page states of this deployment. */
 export type GuideFacts = { rateLimit: RateLimitOptions | undefined; bodyLimitBytes: number };

@@ -204,7 +204,7 @@ export function buildOpenApiDocument(appRouter: AnyRouter, facts: GuideFacts = {
     for (const parameter of operation.parameters ?? []) {
       if (parameter.name === "external_id" && exampleId) parameter.example = exampleId;
     }
-    // Every write takes an Idempotency-Key (see `idempotency.ts`), and can then answer its 409 and 422.
+    // Every write takes an Idempotency-Key (see `runOnce` in `records/procedures.ts`), and can then answer its 409 and 422.
     const idempotent = (method === "post" || method === "patch" || method === "delete") && !contract.upload;
     const streamed = contract.stream && createSchema(contract.stream.item, { io: "output" });
     if (streamed) Object.assign((document.components ??= {}).schemas ??= {}, streamed.components);

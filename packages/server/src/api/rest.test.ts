@@ -6,9 +6,8 @@ import type { Context } from "../context.js";
 import { AppError } from "../errors.js";
 import { appRouter } from "../router.js";
 import { baseProcedure, rest, router } from "../trpc.js";
-import { bodyBudget } from "./body-budget.js";
 import { buildOpenApiDocument } from "./openapi.js";
-import { createRestRouter, listRestRoutes } from "./rest.js";
+import { bodyBudget, createRestRouter, listRestRoutes } from "./rest.js";
 
 /**
  * What the REST adapter takes from tRPC and trpc-to-openapi, on a router of

@@ -1,14 +1,12 @@
-import type { AnyRouter } from "@trpc/server";
+import { type AnyRouter, TRPCError } from "@trpc/server";
 import { once } from "node:events";
 import express, { type Request, type Response } from "express";
 import { generateOpenApiDocument } from "trpc-to-openapi";
 import type { Context } from "../context.js";
 import { contractOf, createCallerFactory, type ProcedureContract } from "../trpc.js";
 import type { AppError } from "../errors.js";
-import { TRPCError } from "@trpc/server";
-import { ReplayedResponse } from "../requests/idempotency.js";
-import { readJsonObject } from "../json-body.js";
-import type { BodyBudget } from "./body-budget.js";
+import { ReplayedResponse } from "../records/procedures.js";
+import { readJsonObject } from "../records/write-path.js";
 import { lingerAfterAnswer, sendError, sendErrorCode, toErrorResponse } from "./errors.js";
 
 type Method = "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
@@ -178,4 +176,38 @@ export function createRestRouter(options: RestAdapterOptions): express.Router {
     });
   }
   return restRouter;
+}
+
+/**
+ * The request bodies a process holds at once, weighed as they sit in memory:
+ * each takes its share before a byte of it is read (its declared length, or
+ * the limit when it declares none) and grows it once parsed (see `weightOf`);
+ * the share comes back when the answer is done. A body that finds no room is
+ * answered 503 `server_busy`, unread: many connections at once, each with a
+ * body whose values weigh twenty times its bytes, cannot add up past the
+ * budget.
+ */
+export type BodyBudget = {
+  /** Grows the request's share to `bytes`: false, and nothing taken, when it would pass the budget. */
+  hold(res: Response, bytes: number): boolean;
+  readonly used: number;
+};
+
+export function bodyBudget(most: number): BodyBudget {
+  let used = 0;
+  return {
+    hold(res, bytes) {
+      const held = (res.locals.bodyWeight as number | undefined) ?? 0;
+      if (bytes <= held) return true;
+      // A body alone is always taken: a budget smaller than one body must not refuse it for ever.
+      if (used > held && used - held + bytes > most) return false;
+      used += bytes - held;
+      res.locals.bodyWeight = bytes;
+      if (held === 0) res.once("close", () => (used -= res.locals.bodyWeight as number));
+      return true;
+    },
+    get used() {
+      return used;
+    },
+  };
 }

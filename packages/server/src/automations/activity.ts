@@ -1,6 +1,6 @@
 import type { Activity, AutomationRun, Message } from "@commerce-ingest/shared";
 import type { Db } from "../db/types.js";
-import { formatOptionalTimestamp, formatTimestamp } from "../time.js";
+import { formatOptionalTimestamp, formatTimestamp } from "../db/sql.js";
 import { listMessages, listRuns, type ActivityFilter } from "./jobs.repository.js";
 
 type Run = Awaited<ReturnType<typeof listRuns>>[number];

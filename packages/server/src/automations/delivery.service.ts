@@ -1,10 +1,9 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import dns from "node:dns/promises";
 import net from "node:net";
-import { inTransaction } from "../db/transaction.js";
+import { inTransaction, formatTimestamp } from "../db/sql.js";
 import type { Db, Executor } from "../db/types.js";
 import { AppError } from "../errors.js";
-import { formatTimestamp } from "../time.js";
 import * as endpoints from "./endpoints.repository.js";
 import { attemptsOf } from "./endpoints.repository.js";
 import { listStoreMessages, lockMessage, requeueFailed, type MessageFilter } from "./messages.repository.js";

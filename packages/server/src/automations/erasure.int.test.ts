@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { decideMany, postPurchase } from "./flows/index.js";
 import { findCustomersForSync, lockRecipientContacts } from "./flows/flow.repository.js";
 import { retries } from "../db/index.js";
-import { LockOrderConflict } from "../db/transaction.js";
+import { LockOrderConflict } from "../db/sql.js";
 import { checkout, jobsFor, newPhone, order, push, server, settled, tenant, withAutomationServer } from "../../test/automations.js";
 import { testDb, uid } from "../../test/helpers.js";
 

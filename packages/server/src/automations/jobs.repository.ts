@@ -1,7 +1,6 @@
 import { sql, type ExpressionBuilder, type QueryCreator, type RawBuilder, type SelectQueryBuilder, type Selectable } from "kysely";
 import type { Flow } from "@commerce-ingest/shared";
-import { anyId, now } from "../db/sql.js";
-import { statement, type ValueOf } from "../db/statement.js";
+import { anyId, now, statement, type ValueOf } from "../db/sql.js";
 import type { Database, Executor, JobRow, JobStatus, MessageRow, MessageTable, RecordType, Trx } from "../db/types.js";
 
 /**

@@ -1,10 +1,8 @@
 import { hostname } from "node:os";
 import { webhookMessageSchema } from "@commerce-ingest/shared";
-import { inTransaction } from "../db/transaction.js";
-import { inSavepoint } from "../db/sql.js";
+import { inTransaction, inSavepoint, formatTimestamp } from "../db/sql.js";
 import type { Db, JobRow, Trx } from "../db/types.js";
 import { errorForLog, type Logger } from "../logger.js";
-import { formatTimestamp } from "../time.js";
 import { decide, decideMany } from "./flows/index.js";
 import { ERASED } from "./flows/flow.js";
 import { isCustomerErased } from "./flows/flow.repository.js";
@@ -54,7 +52,7 @@ export type Worker = {
   readonly id: string;
   stop(): Promise<void>;
   /** Runs due jobs soon (within `NUDGE_GATHER_MS`) rather than at the next poll. */
-  nudge(): void;
+  nudge: () => void;
 };
 
 /**

@@ -2,7 +2,7 @@ import { providerFromEnv, startWorker } from "../automations/index.js";
 import { startImportRunner } from "../imports/runner.js";
 import { openDatabase } from "../db/index.js";
 import { migrateToLatest } from "../db/migrate.js";
-import { configureRetries } from "../db/transaction.js";
+import { configureRetries } from "../db/sql.js";
 import { loadEnv } from "../env.js";
 import { createLogger } from "../logger.js";
 import { tuneHeap } from "./heap.js";

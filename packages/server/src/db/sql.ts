@@ -1,6 +1,28 @@
-import { sql, type InsertQueryBuilder, type InsertResult, type OnConflictBuilder, type QueryCreator, type RawBuilder } from "kysely";
-import type { ValueOf } from "./statement.js";
-import type { Database, Executor, Trx } from "./types.js";
+import { isDeepStrictEqual } from "node:util";
+import { Decimal } from "decimal.js";
+import {
+  createQueryId,
+  sql,
+  type CompiledQuery,
+  type InsertQueryBuilder,
+  type InsertResult,
+  type OnConflictBuilder,
+  type QueryCreator,
+  type QueryExecutorProvider,
+  type RawBuilder,
+  type Transaction,
+} from "kysely";
+import pg from "pg";
+import type { Database, Db, Executor, Trx } from "./types.js";
+
+/*
+ * What the repositories write SQL with: helpers for the statements the
+ * records share, statements built once per shape (`statement`), transactions
+ * retried on what PostgreSQL asks to retry (`inTransaction`), and values read
+ * and written as the contract spells them (money, timestamps, bigint ids).
+ */
+
+// --- SQL the records share ---
 
 /** A text[] value written the same way on PostgreSQL and the embedded database. */
 export function textArray(values: readonly string[]): RawBuilder<string[]> {
@@ -254,4 +276,288 @@ export async function olderThanStored(
     join ${sql.table(table)} as stored on stored.store_id = ${storeId} and stored.external_id = push.external_id
     where stored.source_updated_at > push.time ${table === "customers" ? sql`and stored.deleted_at is null` : sql``}`.execute(db);
   return new Set(rows.map((row) => row.external_id));
+}
+
+// --- Statements built once per shape ---
+
+const PICK = Symbol("statement value");
+/** A value of a statement while it is built: where in it the value goes, and how a run finds it. */
+type Placeholder<A> = { readonly [PICK]: (args: A) => unknown };
+const isPlaceholder = <A>(parameter: unknown): parameter is Placeholder<A> => typeof parameter === "object" && parameter !== null && PICK in parameter;
+
+/**
+ * Declares one of a statement's values: at each run, what `pick` finds in the
+ * run's arguments. Typed as the value itself, so it goes wherever kysely takes one.
+ */
+export type ValueOf<A> = <V>(pick: (args: A) => V) => V;
+
+/** What `build` gives: a query builder or a raw `sql` statement, compiled against the database. */
+type Buildable<R> = { compile(executor: QueryExecutorProvider): CompiledQuery<R> };
+
+type Compiled<A> = { sql: string; query: CompiledQuery["query"]; picks: ReadonlyArray<(args: A) => unknown> };
+
+/** The most shapes one statement keeps compiled; beyond them (never, with the shapes the service writes), a run compiles for itself. */
+const SHAPES_KEPT = 256;
+
+/** When on, every run also builds its statement with its own values and compares (see `checkStatements`). */
+let checking = false;
+
+/**
+ * Has every statement made by `statement` also be built from its run's own
+ * values, as kysely would build it for that run alone, and compared with the
+ * statement it ran: a different text or different values fail the run. For
+ * the test suites, which so prove that each statement's text depends on its
+ * arguments' shape alone (see `shapeOf`).
+ */
+export function checkStatements(on: boolean): void {
+  checking = on;
+}
+
+/**
+ * The most rows of a list that count as "some" in a statement's shape (see
+ * `shapeOf`); past it, "many": a statement may plan a few rows one way and a
+ * batch's another (see `MOST_ORDERS_BY_ID`).
+ */
+export const SOME_ROWS = 50;
+
+/**
+ * What a statement's text may depend on, read off its run's arguments
+ * themselves, with no key written by hand: the keys each object has (in their
+ * order; a key whose value is `undefined` is absent) and, for each list of
+ * objects (records), the keys of its first one (every record of a statement
+ * carries the same fields) and how many it holds: one, some or many (see
+ * `SOME_ROWS`). Values never count, nor do lists of values (keys, tags).
+ */
+export function shapeOf(args: unknown): string {
+  if (Array.isArray(args)) {
+    const [first] = args as unknown[];
+    if (first === null || typeof first !== "object") return "";
+    return `[${args.length === 1 ? "1" : args.length > SOME_ROWS ? "+" : ""}${shapeOf(first)}]`;
+  }
+  if (args === null || typeof args !== "object") return "";
+  let shape = "{";
+  for (const [key, value] of Object.entries(args)) if (value !== undefined) shape += `${key}${shapeOf(value)},`;
+  return `${shape}}`;
+}
+
+/**
+ * A statement kysely builds and compiles once per shape, then runs with each
+ * call's values: building a statement of a dozen CTEs and compiling it to text
+ * costs more of the service's CPU than sending it and reading its answer.
+ *
+ * `build` makes the statement from the database, `value` and the arguments.
+ * It may read of the arguments only their shape (see `shapeOf`: which fields
+ * they carry, how many records), never a value: every value goes in through
+ * `value(args => ...)`. A value met directly is refused when the statement is
+ * compiled (it would be the first run's at every run). Runs are the same as
+ * kysely's own: the text and values it would have sent, through the same
+ * executor (its transaction, its connection's prepared statements).
+ */
+export function statement<A, R>(build: (db: Executor, value: ValueOf<A>, args: A) => Buildable<R>): (db: Executor, args: A) => Promise<R[]> {
+  const shapes = new Map<string, Compiled<A>>();
+  const placeholder: ValueOf<A> = (pick) => ({ [PICK]: pick }) as Placeholder<A> as never;
+
+  function compile(db: Executor, args: A): Compiled<A> {
+    const { sql, query, parameters } = build(db, placeholder, args).compile(db);
+    const picks = parameters.map((parameter, index) => {
+      if (!isPlaceholder<A>(parameter)) throw new Error(`value $${index + 1} of a statement compiled once per shape was not given by value(): ${sql}`);
+      return parameter[PICK];
+    });
+    return { sql, query, picks };
+  }
+
+  return async (db, args) => {
+    const shape = shapeOf(args);
+    let compiled = shapes.get(shape);
+    if (!compiled) {
+      compiled = compile(db, args);
+      if (shapes.size < SHAPES_KEPT) shapes.set(shape, compiled);
+    }
+    const parameters = compiled.picks.map((pick) => pick(args));
+    if (checking) {
+      const own = build(db, (pick) => pick(args), args).compile(db);
+      if (own.sql !== compiled.sql || !isDeepStrictEqual(own.parameters, parameters)) {
+        throw new Error(`a statement compiled once per shape differs from its run's own (shape ${shape}):\n${compiled.sql}\n${own.sql}`);
+      }
+    }
+    const { rows } = await db.executeQuery<R>({ sql: compiled.sql, query: compiled.query, parameters, queryId: createQueryId() });
+    return rows;
+  };
+}
+
+/** The one row a statement always answers (a select of one row, say); `what` names the statement in the error should none come. */
+export async function onlyRow<R>(rows: Promise<R[]>, what: string): Promise<R> {
+  const [row] = await rows;
+  if (!row) throw new Error(`${what} answered no row`);
+  return row;
+}
+
+// --- Transactions and retries ---
+
+/**
+ * Statements and transactions this process ran again after PostgreSQL refused
+ * them, by why (a deadlock, a serialization failure, a plan a migration made
+ * stale, a lock or statement timeout, a lock order conflict): reported at /metrics. A steady count of deadlocks means two writers
+ * take the same rows in different orders.
+ */
+export const retries = { deadlock: 0, serialization: 0, stale_plan: 0, timeout: 0, lock_order: 0 };
+
+/**
+ * PostgreSQL refuses a prepared statement whose result's shape changed since
+ * it was planned. Known by the function that refuses it, which does not
+ * depend on the server's language, or else by its English message.
+ */
+export const isStalePlan = (error: unknown): boolean =>
+  error instanceof Error &&
+  "code" in error &&
+  error.code === "0A000" &&
+  (("routine" in error && error.routine === "RevalidateCachedQuery") || /cached plan must not change result type/.test(error.message));
+
+const RETRYABLE = new Set(["40001", "40P01"]); // serialization_failure, deadlock_detected
+/** A wait PostgreSQL cut short: lock_not_available (a lock timeout), query_canceled (the statement timeout). */
+const TIMED_OUT = new Set(["55P03", "57014"]);
+const ATTEMPTS = 8;
+
+/**
+ * A conflict the code found itself, to be run again as a deadlock is: what a
+ * transaction read before taking its locks changed before it held them (see
+ * the lock order in `docs/architecture.md`).
+ */
+export class LockOrderConflict extends Error {
+  constructor(what: string) {
+    super(`${what} changed while its locks were taken`);
+    this.name = "LockOrderConflict";
+  }
+}
+
+/**
+ * How long a write may keep being retried after a statement or lock timeout:
+ * the request deadline (see `configureRetries`). A wait the statement timeout
+ * cut short is run again while the request can still be answered in time, so
+ * that a shorter statement timeout never turns a write that would finish into
+ * a 503; a frozen server is the client's read timeout, never retried here.
+ */
+let timeoutRetryBudgetMs = 15_000;
+
+export function configureRetries(options: { timeoutBudgetMs: number }): void {
+  timeoutRetryBudgetMs = options.timeoutBudgetMs;
+}
+
+const codeOf = (error: unknown) => (error instanceof Error && "code" in error ? String(error.code) : "");
+
+function countRetry(error: unknown): void {
+  const code = codeOf(error);
+  if (code === "40P01") retries.deadlock++;
+  else if (code === "40001") retries.serialization++;
+  else if (TIMED_OUT.has(code)) retries.timeout++;
+  else if (error instanceof LockOrderConflict) retries.lock_order++;
+  else retries.stale_plan++;
+}
+
+/**
+ * A failure that running the same work again can cure: a deadlock, a
+ * serialization failure, a stale plan, a lock order conflict, a lock or
+ * statement timeout (this last only while the request deadline allows: see
+ * `retried`).
+ */
+export function isRetryable(error: unknown): boolean {
+  return RETRYABLE.has(codeOf(error)) || isStalePlan(error) || error instanceof LockOrderConflict || isTimedOut(error);
+}
+
+const isTimedOut = (error: unknown) => TIMED_OUT.has(codeOf(error));
+
+/**
+ * One request, one transaction: everything `work` writes commits together or
+ * not at all. A transaction PostgreSQL aborts to break a deadlock, or for a
+ * serialization failure, is run again (up to eight times, with jittered
+ * backoff) rather than surfacing as a 500.
+ *
+ * Called inside a transaction (a batch stores its items in one), `work` runs
+ * in a savepoint instead: when it fails, what it wrote is undone and the
+ * surrounding transaction goes on; a retryable failure is left to the
+ * outermost transaction, which runs again as a whole.
+ */
+export async function inTransaction<T>(db: Db, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  return db.isTransaction ? nested(db, work) : retried(() => db.transaction().execute(work));
+}
+
+/**
+ * A write made in one statement, which is atomic by itself: outside a
+ * transaction it needs none (no BEGIN and COMMIT round trips); inside one (a
+ * batch) it runs in a savepoint, so that its failure undoes only itself. A
+ * deadlock or serialization failure runs it again, as `inTransaction` does.
+ */
+export async function inStatement<T>(db: Db, work: (db: Db) => Promise<T>): Promise<T> {
+  return db.isTransaction ? nested(db, work) : retried(() => work(db));
+}
+
+function nested<T>(db: Db, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  const trx = db as Transaction<Database>;
+  // Nothing is an expected failure here: every one is undone and passed on.
+  return inSavepoint(trx, "nested_write", () => work(trx), () => false) as Promise<T>;
+}
+
+async function retried<T>(run: () => Promise<T>): Promise<T> {
+  const started = Date.now();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      // A timed-out wait is run again only while the budget lasts: no attempt counts against it.
+      const again = isTimedOut(error) ? Date.now() - started < timeoutRetryBudgetMs : attempt < ATTEMPTS && isRetryable(error);
+      if (!again) throw error;
+      countRetry(error);
+      // Exponential with full jitter (5 ms doubling, capped at 200 ms): contenders spread apart instead of colliding again.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(200, 5 * 2 ** attempt)));
+    }
+  }
+}
+
+// --- Values as the contract spells them ---
+
+const INT8 = 20;
+const NUMERIC = 1700;
+const INT8_ARRAY = 1016;
+
+/**
+ * How `pg` reads values: bigint ids and counts fit in a double here (ids stay far below 2^53), alone or in arrays, as on
+ * the embedded database; money stays a string.
+ */
+export const pgTypes = {
+  getTypeParser(oid: number, format?: "text" | "binary") {
+    if (oid === INT8) return (value: string) => Number(value);
+    if (oid === INT8_ARRAY) {
+      const parseArray = pg.types.getTypeParser(INT8_ARRAY as Parameters<typeof pg.types.getTypeParser>[0], "text") as (value: string) => Array<string | null>;
+      return (value: string) => parseArray(value).map((item) => (item === null ? null : Number(item)));
+    }
+    if (oid === NUMERIC) return (value: string) => value;
+    return pg.types.getTypeParser(oid, format) as (value: string) => unknown;
+  },
+};
+
+/** The same reading on the embedded database (PGlite's parsers by type). */
+export const embeddedParsers = { [INT8]: (value: string) => Number(value), [NUMERIC]: (value: string) => value };
+
+/**
+ * A JSON number as money: rounded half-up to two decimals in decimal
+ * arithmetic (1.005 becomes "1.01", which binary floats would make "1.00").
+ * The number's shortest round-trip text is the decimal the caller wrote.
+ */
+export function toMoney(value: number): string {
+  return new Decimal(String(value)).toDecimalPlaces(2, Decimal.ROUND_HALF_UP).toFixed(2);
+}
+
+/** A numeric column's text as the contract's money string: exactly two decimals. */
+export function formatMoney(value: string): string {
+  return new Decimal(value).toFixed(2);
+}
+
+/** The contract's timestamp format: ISO 8601, milliseconds, numeric offset, never `Z`. */
+export function formatTimestamp(date: Date): string {
+  return date.toISOString().replace(/Z$/, "+00:00");
+}
+
+/** The same, for a time that may not be there. */
+export function formatOptionalTimestamp(date: Date | null): string | null {
+  return date ? formatTimestamp(date) : null;
 }

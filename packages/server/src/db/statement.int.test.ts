@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseHandle } from "./index.js";
-import { checkStatements, shapeOf, statement, type ValueOf } from "./statement.js";
+import { checkStatements, shapeOf, statement, type ValueOf } from "./sql.js";
 import { createTestDatabase } from "../../test/helpers.js";
 
 type Tags = { storeId: number; tags: readonly string[]; upper?: true };

@@ -136,7 +136,7 @@ export interface RequestLogTable {
   path: ColumnType<string | null, string | null | undefined, never>;
   /** The error's code, when it was refused. */
   code: ColumnType<string | null, string | null | undefined, never>;
-  /** The bodies as JSON, phones and e-mails masked, cut at a size (see `requests/redact.ts`). */
+  /** The bodies as JSON, phones and e-mails masked, cut at a size (see `redactedJson` in `requests/request-log.service.ts`). */
   request_body: ColumnType<string | null, string | null | undefined, never>;
   response_body: ColumnType<string | null, string | null | undefined, never>;
 }

@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { errorForLog, type Logger } from "../logger.js";
-import { inTransaction } from "./transaction.js";
+import { inTransaction } from "./sql.js";
 import type { Db } from "./types.js";
 
 /**

@@ -5,12 +5,12 @@ import { AppError } from "../errors.js";
 import { STORE_ERRORS, storeParams, storeProcedure } from "../records/procedures.js";
 import { rest, router } from "../trpc.js";
 import type { Context } from "../context.js";
-import type { StoreContext } from "../tenancy/store-context.js";
+import type { StoreContext } from "../tenancy/access.js";
 import * as repo from "./import.repository.js";
 import { toImport } from "./import.view.js";
 import { IMPORT_WRITES } from "./kinds.js";
-import { checkLine, type CheckedLine } from "./lines.js";
-import { chunksOf, linesOf, mostSentBytes, paced, uploadBody, type Received, type ReceivedChunk } from "./upload.js";
+import { checkLine, linesOf, type CheckedLine } from "./lines.js";
+import { chunksOf, mostSentBytes, paced, uploadBody, type Received, type ReceivedChunk } from "./upload.js";
 
 const importQuery = storeParams.extend({ kind: z.enum(IMPORT_KINDS).meta({ description: "What each line holds: `orders`, `customers`, `checkouts` or `shipments`.", example: "orders" }) });
 const importParams = storeParams.extend({ import_id: z.coerce.number().int().positive().meta({ description: "The import's id (a positive integer; anything else is `422 validation_failed`)", example: 42 }) });

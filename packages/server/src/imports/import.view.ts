@@ -1,5 +1,5 @@
 import type { Import } from "@commerce-ingest/shared";
-import { formatOptionalTimestamp, formatTimestamp } from "../time.js";
+import { formatOptionalTimestamp, formatTimestamp } from "../db/sql.js";
 import type { ImportRow } from "./import.repository.js";
 
 /** An import as the API and the console show it: its counts, and its pace since it started. */

@@ -1,9 +1,7 @@
 import type { z } from "zod";
-import type { StoreContext } from "../tenancy/store-context.js";
+import type { StoreContext } from "../tenancy/access.js";
 import { AppError } from "../errors.js";
-import { jsonObjectOf } from "../json-body.js";
-import { parseItem, refusal, type ParsedItem, type UpsertSpec } from "../records/write-contract.js";
-import { linesOf } from "./upload.js";
+import { jsonObjectOf, parseItem, refusal, type ParsedItem, type UpsertSpec } from "../records/write-path.js";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -62,4 +60,38 @@ export async function checkChunk(
     if (slice && checked.length % perSlice === 0) await slice();
   }
   return checked;
+}
+
+export const isBlankByte = (byte: number | undefined) => byte === 0x20 || byte === 0x09 || byte === 0x0d;
+
+/** A line that holds nothing but spaces, tabs or a carriage return: skipped, still counted for line numbers. */
+export function isBlank(text: Buffer, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) if (!isBlankByte(text[i])) return false;
+  return true;
+}
+
+/**
+ * The lines of a chunk, numbered as in the file: the blank lines left out
+ * (`gaps`: pairs of the index of the line they preceded and how many) are
+ * counted, and any blank line still in the text is skipped and counted.
+ */
+export function* linesOf(text: Buffer, firstLine: number, gaps: readonly number[] | null = null): Generator<{ line: number; text: Buffer }> {
+  let line = firstLine;
+  let start = 0;
+  let index = 0;
+  let gap = 0;
+  while (start < text.length) {
+    let end = text.indexOf(10, start);
+    if (end === -1) end = text.length;
+    if (!isBlank(text, start, end)) {
+      if (gaps && gaps[gap] === index) {
+        line += gaps[gap + 1] ?? 0;
+        gap += 2;
+      }
+      yield { line, text: text.subarray(start, end) };
+      index++;
+    }
+    line++;
+    start = end + 1;
+  }
 }

@@ -1,11 +1,11 @@
 import { hostname } from "node:os";
 import { inflateRawSync } from "node:zlib";
-import type { StoreContext } from "../tenancy/store-context.js";
+import type { StoreContext } from "../tenancy/access.js";
 import { isDatabaseUnavailable } from "../db/index.js";
-import { inTransaction } from "../db/transaction.js";
+import { inTransaction } from "../db/sql.js";
 import type { Db, Executor } from "../db/types.js";
 import { errorForLog, type Logger } from "../logger.js";
-import { writeItems, type ItemResult } from "../records/write-contract.js";
+import { writeItems, type ItemResult } from "../records/write-path.js";
 import { afterMergeOf, chunkFailed, chunkMerged, claimChunk, holdMerge, failAbandonedUploads, failImport, lockImport, releaseChunk, startQueued, type ClaimedChunk, type LineRefusal } from "./import.repository.js";
 import { IMPORT_WRITES } from "./kinds.js";
 import { checkChunk, roundsOf, type CheckedLine } from "./lines.js";

@@ -1,7 +1,8 @@
 import { PassThrough, Readable, Transform } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { AppError } from "../errors.js";
-import { chunksOf, linesOf, paced, uploadSlots, type UploadLimits } from "./upload.js";
+import { linesOf } from "./lines.js";
+import { chunksOf, paced, uploadSlots, type UploadLimits } from "./upload.js";
 
 const LIMITS: UploadLimits = { limitBytes: 1 << 30, lineBytes: 1024, chunkLines: 3, chunkBytes: 64 };
 

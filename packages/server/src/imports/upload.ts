@@ -2,6 +2,7 @@ import { Transform, type Readable } from "node:stream";
 import { createGunzip } from "node:zlib";
 import type { UploadPace, UploadSlots } from "../context.js";
 import { AppError } from "../errors.js";
+import { isBlankByte } from "./lines.js";
 
 export type { UploadPace, UploadSlots } from "../context.js";
 
@@ -39,14 +40,6 @@ export const mostSentBytes = (limitBytes: number) => limitBytes + Math.ceil(limi
 
 /** Bytes as sent (compressed when sent so). */
 export type Received = { bytes: number };
-
-const isBlankByte = (byte: number | undefined) => byte === 0x20 || byte === 0x09 || byte === 0x0d;
-
-/** A line that holds nothing but spaces, tabs or a carriage return: skipped, still counted for line numbers. */
-export function isBlank(text: Buffer, start: number, end: number): boolean {
-  for (let i = start; i < end; i++) if (!isBlankByte(text[i])) return false;
-  return true;
-}
 
 /** gzip's first two bytes: a body that starts with them was sent compressed. */
 const isGzip = (data: Buffer) => data[0] === 0x1f && data[1] === 0x8b;
@@ -222,32 +215,6 @@ export async function* chunksOf(body: AsyncIterable<Buffer>, limits: UploadLimit
   // A last line without its newline.
   if (inLine) endLine();
   if (lines > 0) yield take();
-}
-
-/**
- * The lines of a chunk, numbered as in the file: the blank lines left out
- * (`gaps`: pairs of the index of the line they preceded and how many) are
- * counted, and any blank line still in the text is skipped and counted.
- */
-export function* linesOf(text: Buffer, firstLine: number, gaps: readonly number[] | null = null): Generator<{ line: number; text: Buffer }> {
-  let line = firstLine;
-  let start = 0;
-  let index = 0;
-  let gap = 0;
-  while (start < text.length) {
-    let end = text.indexOf(10, start);
-    if (end === -1) end = text.length;
-    if (!isBlank(text, start, end)) {
-      if (gaps && gaps[gap] === index) {
-        line += gaps[gap + 1] ?? 0;
-        gap += 2;
-      }
-      yield { line, text: text.subarray(start, end) };
-      index++;
-    }
-    line++;
-    start = end + 1;
-  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { StoreContext } from "../tenancy/store-context.js";
+import type { StoreContext } from "../tenancy/access.js";
 import type { TriggerOptions } from "../automations/triggers.js";
 import type { Db } from "../db/types.js";
 

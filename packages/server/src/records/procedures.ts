@@ -1,17 +1,20 @@
 import { errorBodySchema, errorDetailSchema, LIMITS, listQuerySchema, type ErrorCode, type Page } from "@commerce-ingest/shared";
 import { z } from "zod";
-import { authorize, refuseBodyProblem } from "../tenancy/auth.middleware.js";
+import { authorize, refuseBodyProblem, type StoreContext } from "../tenancy/access.js";
 import { baseProcedure, rest } from "../trpc.js";
-import { runOnce } from "../requests/idempotency.js";
-import type { StoreContext } from "../tenancy/store-context.js";
-import type { Context } from "../context.js";
-import { inTransaction } from "../db/transaction.js";
+import type { Context, IdempotencyRequest } from "../context.js";
+import { inTransaction, isRetryable } from "../db/sql.js";
 import { AppError, batchTooLarge } from "../errors.js";
-import { parseBody, type PhonePath } from "./body.js";
-import type { ServiceCall } from "./calls.js";
-import { gatherPushes } from "./gather.js";
+import { parseBody, type PhonePath, parseItem, writeItems, type Resource, type UpsertSpec } from "./write-path.js";
+import type { ServiceCall, Upserted } from "./calls.js";
 import type { ReadBack } from "./read-back.js";
-import { parseItem, writeItems, type Resource, type UpsertSpec } from "./write-contract.js";
+import { isDatabaseUnavailable } from "../db/index.js";
+import type { Db } from "../db/types.js";
+import { type Logger, errorForLog } from "../logger.js";
+import { gathered } from "./gathered.js";
+import { createHash } from "node:crypto";
+import { toErrorResponse } from "../error-response.js";
+import * as repo from "../requests/idempotency.repository.js";
 
 /** What the document says of a resource's upsert (its batch's summary is made from it). */
 type UpsertDocs = { summary: string; description: string };
@@ -25,7 +28,7 @@ type UpsertDocs = { summary: string; description: string };
  */
 const storeGate = (readsBody: boolean) =>
   baseProcedure.use(async ({ ctx, getRawInput, meta, type, next }) => {
-    const authorized = await authorize(ctx, await getRawInput(), meta);
+    const authorized = await authorize(ctx, await getRawInput(), meta?.contract?.batch);
     return runOnce(ctx, type, async () => {
       if (readsBody) refuseBodyProblem(ctx);
       return next({ ctx: authorized });
@@ -169,7 +172,6 @@ function getProcedure<Record extends object, Item extends object>(spec: ReadSpec
     .query(({ ctx, input }) => spec.read.get(ctx.db, ctx.store, input.external_id));
 }
 
-
 /**
  * `GET /api/v1/stores/{store_id}/<resource>`: the store's records a page at a
  * time, in the order they last changed (then their id), from `updated_after`,
@@ -269,3 +271,203 @@ function batchProcedure<Body extends z.ZodType, Record extends object>(spec: Ups
     });
 }
 
+/** How many writes of one lane (one store, one kind of record, one trigger mode) are under way at once; pushes arriving beyond them wait and go together. */
+export const WRITES_PER_LANE = 2;
+/** The most pushes one shared write carries. */
+export const MOST_PER_WRITE = 200;
+
+export { gathered };
+
+type Waiting<Body, Record> = { body: Body; key: string; resolve: (result: Upserted<Record>) => void; reject: (error: unknown) => void };
+type Lane<Body, Record> = { call: ServiceCall; logger: Logger; writing: number; waiting: Array<Waiting<Body, Record>>; scheduled: boolean; keysWriting: Set<string> };
+
+type Writes<Body, Record> = {
+  upsert: (call: ServiceCall, body: Body) => Promise<Upserted<Record>>;
+  upsertMany: (call: ServiceCall, bodies: Body[]) => Promise<Array<Upserted<Record> | AppError>>;
+  keyOf: (body: Body) => string;
+};
+
+/** Two pushes may share a write only when everything but their bodies is the same: the store as authorized, and whether they are backfills. */
+const laneOf = ({ store, options }: ServiceCall) => JSON.stringify([store.id, store.teamId, store.country, store.recoveryDelaySeconds, options.backfill]);
+
+/**
+ * Single pushes written together when they arrive together (group commit).
+ *
+ * A push waits only for the event loop to take in the requests that arrived
+ * with it (one turn, no timer). Then, while fewer than `WRITES_PER_LANE` writes
+ * of its lane are under way, the pushes waiting go: one alone by the single
+ * push's own statement, several (up to `MOST_PER_WRITE`) by the batch's
+ * set-based statements in one transaction. Pushes arriving while those writes
+ * run wait for the first to end. So a quiet service writes each push at once,
+ * and a busy one makes fewer, larger writes instead of queueing for
+ * connections (on the embedded database, whose statements run on this
+ * thread, the turn is what lets pushes meet at all); each push still answers
+ * only once what it wrote is committed.
+ *
+ * Each push is stored, answered and triggers exactly as it would alone (the
+ * batch's guarantee): its own status, record or refusal. Pushes of one key
+ * never share a write nor run beside one another: each waits for the one
+ * before it to end, so they apply in the order they arrived.
+ * Should the shared write fail for a reason of one push's own, each push is
+ * written again alone, so that the failure is only that push's; a failure of
+ * the database is every waiting push's, as it would have been.
+ */
+export function gatherPushes<Body, Record extends object>(writes: Writes<Body, Record>): (call: ServiceCall, body: Body, logger: Logger) => Promise<Upserted<Record>> {
+  const lanesOf = new WeakMap<Db, Map<string, Lane<Body, Record>>>();
+
+  function drain(lanes: Map<string, Lane<Body, Record>>, id: string, lane: Lane<Body, Record>): void {
+    while (lane.writing < WRITES_PER_LANE && lane.waiting.length > 0) {
+      const group = take(lane);
+      if (group.length === 0) return;
+      lane.writing++;
+      for (const push of group) lane.keysWriting.add(push.key);
+      void write(lane, group).finally(() => {
+        lane.writing--;
+        for (const push of group) lane.keysWriting.delete(push.key);
+        if (lane.writing === 0 && lane.waiting.length === 0) lanes.delete(id);
+        else drain(lanes, id, lane);
+      });
+    }
+  }
+
+  /** The next write's pushes: the waiting ones in order, one per key and none of a key being written, up to the most a write carries. */
+  function take(lane: Lane<Body, Record>): Array<Waiting<Body, Record>> {
+    const keys = new Set<string>(lane.keysWriting);
+    const group: Array<Waiting<Body, Record>> = [];
+    const left: Array<Waiting<Body, Record>> = [];
+    for (const push of lane.waiting) {
+      if (group.length < MOST_PER_WRITE && !keys.has(push.key)) {
+        keys.add(push.key);
+        group.push(push);
+      } else {
+        left.push(push);
+      }
+    }
+    lane.waiting = left;
+    gathered.waiting -= group.length;
+    return group;
+  }
+
+  const alone = (call: ServiceCall, push: Waiting<Body, Record>) => writes.upsert(call, push.body).then(push.resolve, push.reject);
+
+  async function write(lane: Lane<Body, Record>, group: Array<Waiting<Body, Record>>): Promise<void> {
+    gathered.writes++;
+    gathered.pushes += group.length;
+    const [only] = group;
+    if (only && group.length === 1) {
+      gathered.alone++;
+      return alone(lane.call, only);
+    }
+    let results: Array<Upserted<Record> | AppError>;
+    try {
+      results = await writes.upsertMany(lane.call, group.map((push) => push.body));
+    } catch (error) {
+      if ((error instanceof AppError && error.status >= 500) || isDatabaseUnavailable(error) || isRetryable(error)) {
+        for (const push of group) push.reject(error);
+        return;
+      }
+      // Its transaction rolled back: nothing of it stays, and each push is written alone.
+      lane.logger.warn({ err: errorForLog(error), pushes: group.length }, "pushes written one by one");
+      await Promise.all(group.map((push) => alone(lane.call, push)));
+      return;
+    }
+    group.forEach((push, i) => {
+      const result = results[i];
+      if (result === undefined) push.reject(new Error("a shared write answered fewer results than pushes"));
+      else if (result instanceof AppError) push.reject(result);
+      else push.resolve(result);
+    });
+  }
+
+  return (call, body, logger) =>
+    new Promise<Upserted<Record>>((resolve, reject) => {
+      let lanes = lanesOf.get(call.db);
+      if (!lanes) lanesOf.set(call.db, (lanes = new Map<string, Lane<Body, Record>>()));
+      const id = laneOf(call);
+      let lane = lanes.get(id);
+      if (!lane) lanes.set(id, (lane = { call, logger, writing: 0, waiting: [], scheduled: false, keysWriting: new Set() }));
+      lane.waiting.push({ body, key: writes.keyOf(body), resolve, reject });
+      gathered.waiting++;
+      if (lane.scheduled) return;
+      // After the pushes that arrived in this turn of the event loop, not before.
+      lane.scheduled = true;
+      const scheduled = lane;
+      setImmediate(() => {
+        scheduled.scheduled = false;
+        drain(lanes, id, scheduled);
+      });
+    });
+}
+
+/** How long a first response is replayed, and when a claim whose request never finished may be taken over. */
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
+const STALE_CLAIM_SECONDS = 60;
+const KEY = /^[\x21-\x7E]{1,255}$/;
+
+export type { IdempotencyRequest };
+
+/** The request's `Idempotency-Key`, and a SHA-256 of its method, path and body. */
+export function idempotencyRequestOf(header: string | string[] | undefined, method: string, path: string, body: unknown): IdempotencyRequest | undefined {
+  if (header === undefined) return undefined;
+  if (typeof header !== "string" || !KEY.test(header)) return { invalidKey: true };
+  const hash = createHash("sha256").update(`${method} ${path}\n`);
+  if (Buffer.isBuffer(body)) hash.update(body);
+  return { key: header, fingerprint: hash.digest("hex") };
+}
+
+/** A response stored for a key, answered again exactly: status, body and the first request's id. */
+export class ReplayedResponse extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: string | null,
+    readonly requestId: string,
+  ) {
+    super("replayed response");
+  }
+}
+
+/** What a procedure's run came to, as tRPC's middleware chain reports it. */
+type Outcome = { ok: true; data: unknown } | { ok: false; error: unknown };
+
+/**
+ * POST, PATCH and DELETE with an `Idempotency-Key` run once per (store, key)
+ * for 24 hours: a repeat gets the first response again (marked
+ * `Idempotent-Replayed: true`), the key with another request a 422, a repeat
+ * while the first still runs a 409. A 5xx is not kept: the retry runs again.
+ * `run` is the rest of the request, after authorization; a refusal it throws
+ * is kept as its answer like one it returns.
+ */
+export async function runOnce<R extends Outcome>(ctx: Context, type: string, run: () => Promise<R>): Promise<R> {
+  const request = ctx.idempotency;
+  const storeId = ctx.response.authorized?.storeId;
+  if (type !== "mutation" || request === undefined || storeId === undefined) return run();
+  if ("invalidKey" in request) throw new AppError("VALIDATION_FAILED", [{ path: "Idempotency-Key", message: "must be 1 to 255 printable ASCII characters without spaces" }]);
+
+  const claimed = await repo.claimKey(ctx.db, { store_id: storeId, key: request.key, fingerprint: request.fingerprint, request_id: ctx.requestId }, IDEMPOTENCY_TTL_SECONDS, STALE_CLAIM_SECONDS);
+  if (!claimed) {
+    const stored = await repo.findKey(ctx.db, storeId, request.key);
+    if (stored && stored.fingerprint !== request.fingerprint) throw new AppError("IDEMPOTENCY_KEY_REUSED", [{ path: "Idempotency-Key", message: "was first used with another request" }]);
+    if (!stored || stored.status === null) throw new AppError("REQUEST_IN_PROGRESS", undefined, { "Retry-After": "1" });
+    throw new ReplayedResponse(stored.status, stored.body, stored.request_id);
+  }
+
+  const failed = async (error: unknown) => {
+    const response = toErrorResponse(error);
+    if (response.status < 500) await repo.completeKey(ctx.db, storeId, request.key, response.status, JSON.stringify(response.body));
+    else await repo.releaseKey(ctx.db, storeId, request.key).catch(() => undefined);
+  };
+  let result: R;
+  try {
+    result = await run();
+  } catch (error) {
+    await failed(error);
+    throw error;
+  }
+  if (result.ok) {
+    const status = ctx.response.status;
+    await repo.completeKey(ctx.db, storeId, request.key, status, status === 204 ? null : JSON.stringify(result.data));
+  } else {
+    await failed(result.error);
+  }
+  return result;
+}

@@ -3,9 +3,9 @@ import { sql, type SelectQueryBuilder } from "kysely";
 import { inWindow, type ChangeTable } from "../db/pages.js";
 import type { Database, Db, Executor } from "../db/types.js";
 import { AppError } from "../errors.js";
-import type { StoreContext } from "../tenancy/store-context.js";
+import type { StoreContext } from "../tenancy/access.js";
 import { unstorableText } from "../text.js";
-import { formatOptionalTimestamp, formatTimestamp } from "../time.js";
+import { formatOptionalTimestamp, formatTimestamp } from "../db/sql.js";
 import { listPage, type PageRequest } from "./pages.js";
 
 /** How a resource's records are read back, one by one and a page at a time (a page's items may say more: `Item`). */

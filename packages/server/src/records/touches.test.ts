@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { checkoutWrite } from "./checkouts/checkout.write.js";
-import { customerWrite } from "./customers/customer.write.js";
-import { orderWrite } from "./orders/order.write.js";
-import { shipmentWrite } from "./shipments/shipment.write.js";
+import { checkoutWrite } from "./checkouts/checkout.service.js";
+import { customerWrite } from "./customers/customer.service.js";
+import { orderWrite } from "./orders/order.service.js";
+import { shipmentWrite } from "./shipments/shipment.service.js";
 import type { z } from "zod";
-import { parseItem, type UpsertSpec } from "./write-contract.js";
+import { parseItem, type UpsertSpec } from "./write-path.js";
 
 /** The rows a body's write may touch, as an import's runner reads them from a checked line. */
 function touches(spec: UpsertSpec<z.ZodType, object>, body: unknown): readonly string[] {

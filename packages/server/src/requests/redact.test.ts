@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { redactedJson, redactedPath } from "./redact.js";
+import { redactedJson, redactedPath } from "./request-log.service.js";
 
 describe("redactedJson", () => {
   it("masks phones, e-mails, names, locales and tags by field, phones and e-mails by shape, and keeps the rest as sent", () => {

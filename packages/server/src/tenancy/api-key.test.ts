@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bearerToken, generateApiKey, hashApiKey, looksLikeApiKey, secretsEqual } from "./api-key.js";
+import { bearerToken, generateApiKey, hashApiKey, looksLikeApiKey, secretsEqual } from "./access.js";
 
 describe("API keys", () => {
   it("are 24 characters of [A-Za-z0-9], different every time", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createLeasedRateLimiter, createRateLimiter, type RateLimiter } from "./rate-limit.js";
+import { createLeasedRateLimiter, createRateLimiter, type RateLimiter } from "./access.js";
 
 /** A real (in-memory) shared counter, and how many times it was written. */
 function sharedCounter(requests: number) {

@@ -2,11 +2,10 @@ import type { ApiKey, CreatedApiKey, Store, Team } from "@commerce-ingest/shared
 import { isSupportedCountry } from "libphonenumber-js/max";
 import type { ApiKeyRow, Db, StoreRow, TeamRow } from "../db/types.js";
 import { AppError } from "../errors.js";
-import { formatOptionalTimestamp, formatTimestamp } from "../time.js";
-import { generateApiKey, hashApiKey } from "./api-key.js";
+import { formatOptionalTimestamp, formatTimestamp, inTransaction } from "../db/sql.js";
+import { generateApiKey, hashApiKey } from "./access.js";
 import * as repo from "./tenant.repository.js";
 import { accessChanged } from "./access-events.js";
-import { inTransaction } from "../db/transaction.js";
 
 /**
  * Says a change to keys or stores was written. Outside a transaction it is

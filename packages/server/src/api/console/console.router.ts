@@ -5,7 +5,7 @@ import * as accounts from "../../accounts/member.service.js";
 import { MIN_PASSWORD_LENGTH } from "../../accounts/password.js";
 import * as tenants from "../../tenancy/tenant.service.js";
 import { storeActivity } from "../../automations/activity.js";
-import { inTransaction } from "../../db/transaction.js";
+import { inTransaction } from "../../db/sql.js";
 import { AppError } from "../../errors.js";
 import * as imports from "../../imports/import.repository.js";
 import { toImport } from "../../imports/import.view.js";

@@ -9,7 +9,7 @@ import { checkoutReadBack } from "../../records/checkouts/checkout.service.js";
 import { customerReadBack } from "../../records/customers/customer.service.js";
 import { orderReadBack } from "../../records/orders/order.service.js";
 import { shipmentReadBack } from "../../records/shipments/shipment.service.js";
-import { maskPhone } from "../../requests/redact.js";
+import { maskPhone } from "../../requests/request-log.service.js";
 import * as tenants from "../../tenancy/tenant.service.js";
 import { router } from "../../trpc.js";
 import { memberProcedure } from "./console.procedure.js";

@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import type { Db } from "../../db/types.js";
-import { formatTimestamp } from "../../time.js";
+import { formatTimestamp } from "../../db/sql.js";
 
 /** The ranges the overview draws, and the width of each bar. */
 export const OVERVIEW_RANGES = { "24h": { seconds: 24 * 3600, bucketSeconds: 3600 }, "7d": { seconds: 7 * 24 * 3600, bucketSeconds: 6 * 3600 } } as const;

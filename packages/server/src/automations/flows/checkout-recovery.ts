@@ -1,8 +1,7 @@
 import { sql, type QueryCreator, type RawBuilder } from "kysely";
 import { z } from "zod";
-import { SOME_ROWS } from "../../db/statement.js";
+import { SOME_ROWS, formatMoney } from "../../db/sql.js";
 import type { Database } from "../../db/types.js";
-import { formatMoney } from "../../money.js";
 import { cancelPendingRecoveries } from "../jobs.repository.js";
 import { defineFlow, ERASED, recipientOf, skip, WRITTEN, type WriteShape } from "./flow.js";
 import { findCheckoutForRecovery, findCheckoutsForRecovery } from "./flow.repository.js";

@@ -2,7 +2,7 @@ import type { Flow, FlowContent } from "@commerce-ingest/shared";
 import type { QueryCreator, RawBuilder } from "kysely";
 import type { z } from "zod";
 import type { Database, JobRow, RecordType, Trx } from "../../db/types.js";
-import { LockOrderConflict } from "../../db/transaction.js";
+import { LockOrderConflict } from "../../db/sql.js";
 import type { cancelPendingRecoveries, DueJob } from "../jobs.repository.js";
 
 /** Whether a push is historical data: a backfill starts no flow. */

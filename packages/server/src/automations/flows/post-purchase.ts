@@ -1,7 +1,6 @@
 import { sql } from "kysely";
 import { z } from "zod";
-import { formatMoney } from "../../money.js";
-import { formatTimestamp } from "../../time.js";
+import { formatMoney, formatTimestamp } from "../../db/sql.js";
 import { defineFlow, messageTo, skip, WRITTEN } from "./flow.js";
 import { findOrdersForMessage } from "./flow.repository.js";
 

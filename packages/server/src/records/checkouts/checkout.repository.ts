@@ -1,8 +1,7 @@
 import type { CheckoutStatus } from "@commerce-ingest/shared";
 import { sql } from "kysely";
 import { withTriggers, WRITTEN } from "../../automations/triggers.js";
-import { arrayColumns, carriedColumns, mergedColumns, notStaleFor, now, overTables, rowValues, unnestRows, upsertRecords, wasInserted, written, writtenRows } from "../../db/sql.js";
-import { statement, type ValueOf } from "../../db/statement.js";
+import { arrayColumns, carriedColumns, mergedColumns, notStaleFor, now, overTables, rowValues, unnestRows, upsertRecords, wasInserted, written, writtenRows, statement, type ValueOf } from "../../db/sql.js";
 import { EMBEDDING_TYPES, embedding, type EmbeddingToWrite, type EmbeddingValues } from "../customers/customer.repository.js";
 import type { CheckoutRow, Executor } from "../../db/types.js";
 

@@ -2,7 +2,7 @@ import { checkoutPageSchema, checkoutPatchSchema, checkoutRecordSchema, checkout
 import { router } from "../../trpc.js";
 import { patchProcedure, readProcedures, writeProcedures } from "../procedures.js";
 import * as checkouts from "./checkout.service.js";
-import { checkoutWrite } from "./checkout.write.js";
+import { checkoutWrite } from "./checkout.service.js";
 
 export const checkoutRouter = router({
   ...readProcedures({ resource: "checkouts", summaries: { list: "List checkouts, in the order they changed", retrieve: "Read a checkout back" }, record: checkoutRecordSchema, page: checkoutPageSchema, read: checkouts.checkoutReadBack }),

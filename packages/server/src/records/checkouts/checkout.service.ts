@@ -1,16 +1,15 @@
-import type { Checkout, CheckoutInput, CheckoutPatch, CheckoutRecord } from "@commerce-ingest/shared";
-import type { StoreContext } from "../../tenancy/store-context.js";
+import { type Checkout, type CheckoutInput, type CheckoutPatch, type CheckoutRecord, checkoutInputSchema, checkoutSchema } from "@commerce-ingest/shared";
+import type { StoreContext } from "../../tenancy/access.js";
 import type { TriggerOptions } from "../../automations/triggers.js";
-import { inStatement } from "../../db/transaction.js";
+import { inStatement, formatMoney, formatTimestamp } from "../../db/sql.js";
 import type { CheckoutRow, Db } from "../../db/types.js";
 import { AppError } from "../../errors.js";
-import { formatMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
-import { formatTimestamp } from "../../time.js";
-import { embeddingFields, writeEmbedding } from "../embedding.js";
-import { presentOnly, sharedOptionalColumns } from "../fields.js";
+import { embeddingFields, writeEmbedding } from "../orders/order.service.js";
+import { presentOnly, sharedOptionalColumns, upsertSpec } from "../write-path.js";
 import { embeddingRecord, readBack } from "../read-back.js";
 import * as repo from "./checkout.repository.js";
+import { customerTouches } from "../customers/customer.service.js";
 
 /** Checkouts read back with their customers' keys (404 `Checkout not found` for an unknown one). */
 export const checkoutReadBack = readBack({ table: "checkouts", alias: "c", notFound: "CHECKOUT_NOT_FOUND", rows: repo.checkoutRecords, toRecord: toCheckoutRecord });
@@ -73,3 +72,22 @@ export async function updateCheckout(
   if (!stored) throw new AppError("CHECKOUT_NOT_FOUND");
   return { checkout: toCheckout(stored), stale: true };
 }
+
+/** How checkouts are written: a push, a batch and an import's lines alike. */
+export const checkoutWrite = upsertSpec({
+  resource: "checkouts",
+  body: checkoutInputSchema,
+  phonePaths: [["customer", "phone"]],
+  example: {
+    external_id: "chk-5521",
+    abandoned_at: "2026-11-20T13:40:00Z",
+    total_price: 89.9,
+    currency: "USD",
+    recovery_url: "https://shop.example/checkouts/chk-5521/recover",
+    customer: { external_id: "c-1001", phone: "+14155552671", first_name: "Ada" },
+    line_items: [{ sku: "MUG-1", title: "Mug", quantity: 1, price: 89.9 }],
+  },
+  output: checkoutSchema,
+  touches: (checkout) => [`checkouts:${checkout.external_id}`, ...customerTouches(checkout.customer)],
+  write: (call, bodies) => upsertCheckouts(call.db, call.store, bodies, call.options),
+});

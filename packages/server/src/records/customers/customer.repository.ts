@@ -1,11 +1,9 @@
 import { sql, type QueryCreator, type RawBuilder } from "kysely";
-import { statement, type ValueOf } from "../../db/statement.js";
+import { statement, type ValueOf, writtenRows, arrayParameter, type ArrayColumn, linkedByKey, written, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted, LockOrderConflict } from "../../db/sql.js";
 import type { CustomerRow, Database, Executor, Trx } from "../../db/types.js";
-import { writtenRows, arrayParameter, type ArrayColumn, linkedByKey, written, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted } from "../../db/sql.js";
 import { withTriggers, WRITTEN } from "../../automations/triggers.js";
 import { inWindow, type PageWindow } from "../../db/pages.js";
-import { LockOrderConflict } from "../../db/transaction.js";
-import type { SharedOptionalColumns } from "../fields.js";
+import type { SharedOptionalColumns } from "../write-path.js";
 
 /** The fields an upsert writes; absent ones keep their stored value. */
 export type CustomerFields = {

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { rest, router } from "../../trpc.js";
 import { recordParams, STORE_ERRORS, storeProcedure, readProcedures, writeProcedures } from "../procedures.js";
 import * as customers from "./customer.service.js";
-import { customerWrite } from "./customer.write.js";
+import { customerWrite } from "./customer.service.js";
 
 export const customerRouter = router({
   ...readProcedures({

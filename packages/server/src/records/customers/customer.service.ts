@@ -1,15 +1,12 @@
-import type { Customer, CustomerInput, CustomerListItem, CustomerRecord } from "@commerce-ingest/shared";
+import { type Customer, type CustomerInput, type CustomerListItem, type CustomerRecord, customerInputSchema, customerSchema } from "@commerce-ingest/shared";
 import { AppError } from "../../errors.js";
-import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
-import type { StoreContext } from "../../tenancy/store-context.js";
+import { formatOptionalTimestamp, formatTimestamp, olderThanStored, inTransaction } from "../../db/sql.js";
+import type { StoreContext } from "../../tenancy/access.js";
 import { customerErased } from "../../automations/erasure.js";
 import type { TriggerOptions } from "../../automations/triggers.js";
 import type { CustomerRow, Db, Executor } from "../../db/types.js";
-import { olderThanStored } from "../../db/sql.js";
-import { inTransaction } from "../../db/transaction.js";
 import type { Upserted } from "../calls.js";
-import { byShape, onlyGroup, uniqueTags } from "../fields.js";
-import { writeRecords } from "../write-path.js";
+import { byShape, onlyGroup, presentOnly, uniqueTags, upsertSpec, writeRecords } from "../write-path.js";
 import { unstorableText } from "../../text.js";
 import { listPage } from "../pages.js";
 import type { ReadBack } from "../read-back.js";
@@ -34,7 +31,7 @@ export function toCustomer(row: CustomerRow): Customer {
  * else its phone, which arrives in E.164 (the body parser normalised it in the
  * store's country). Absent fields are left out, so they keep their stored value.
  */
-export function customerWrite(input: CustomerInput): repo.CustomerWrite {
+export function toCustomerWrite(input: CustomerInput): repo.CustomerWrite {
   const phone = input.phone;
   const key = input.external_id ? { external_id: input.external_id, keyed_by_phone: false } : { external_id: phone, keyed_by_phone: true };
   const fields: repo.CustomerFields = { phone };
@@ -64,7 +61,7 @@ export async function upsertCustomersIn(
   options: TriggerOptions,
 ): Promise<Map<string, CustomerRow & { inserted: boolean }>> {
   const rows = new Map<string, CustomerRow & { inserted: boolean }>();
-  const groups = byShape(inputs.map(customerWrite), (write) => write.fields, (write) => write.key.external_id);
+  const groups = byShape(inputs.map(toCustomerWrite), (write) => write.fields, (write) => write.key.external_id);
   // Each group's statement takes its contacts in phone order; over several groups, they are taken
   // all together first, so that two batches sharing contacts never wait for each other in a cycle.
   if (groups.length > 1) await repo.takeContacts(trx, store.id, inputs.map((input) => input.phone));
@@ -73,7 +70,6 @@ export async function upsertCustomersIn(
   }
   return rows;
 }
-
 
 function toCustomerRecord(row: CustomerRow): CustomerRecord {
   return {
@@ -128,7 +124,7 @@ export async function upsertCustomers(db: Db, store: StoreContext, inputs: reado
   const erased = await repo.erasedAfterMany(db, store.id, checked);
   const isErased = (input: CustomerInput) => typeof input.external_id === "string" && erased.has(input.external_id);
   const live = inputs.filter((input) => !isErased(input));
-  const writes = onlyGroup(byShape(live.map(customerWrite), (write) => write.fields, (write) => write.key.external_id));
+  const writes = onlyGroup(byShape(live.map(toCustomerWrite), (write) => write.fields, (write) => write.key.external_id));
   const written =
     live.length === 0
       ? []
@@ -159,4 +155,84 @@ export async function eraseCustomer(db: Db, store: StoreContext, externalId: str
     const erased = await repo.eraseCustomer(trx, store.id, externalId);
     if (erased !== undefined) await customerErased(trx, erased);
   });
+}
+
+/** The rows a customer's write may touch (see `UpsertSpec.touches`): the customer, and the contact of its phone. */
+export function customerTouches(customer: CustomerInput): string[] {
+  return [`customers:${customerKey(customer)}`, `phones:${customer.phone}`];
+}
+
+/** How customers are written: a push, a batch and an import's lines alike. */
+export const customerWrite = upsertSpec({
+  resource: "customers",
+  body: customerInputSchema,
+  phonePaths: [["phone"]],
+  // The phone in national form: read in the store's country (a store in the US here).
+  example: {
+    external_id: "c-1001",
+    phone: "(415) 555-2671",
+    first_name: "Ada",
+    last_name: "Lovelace",
+    email: "ada@example.com",
+    locale: "en-US",
+    tags: ["vip", "newsletter"],
+    lifetime_value: 125050,
+    orders_count: 3,
+  },
+  output: customerSchema,
+  keyOf: customerKey,
+  touches: customerTouches,
+  write: (call, bodies) => upsertCustomers(call.db, call.store, bodies, call.options),
+});
+
+/** The customers embedded in records (orders, checkouts), written as they would be pushed alone one after the other. */
+export type EmbeddedCustomers = { rowOf(customer: CustomerInput): CustomerRow & { inserted: boolean } };
+
+/**
+ * Upserts the customers embedded in many records at once, inside the caller's
+ * transaction. A customer embedded in several records is written once, with
+ * its fields merged in order (the last one sent wins), as the same pushes one
+ * after the other leave it; it triggers one contact sync for the result. An
+ * embedded customer follows its record: the record's source time decides, not
+ * the customer's.
+ */
+export async function upsertEmbeddedCustomers(trx: Executor, store: StoreContext, customers: readonly CustomerInput[], options: TriggerOptions): Promise<EmbeddedCustomers> {
+  const written = await upsertCustomersIn(trx, store, mergeEmbedded(customers), options);
+  return {
+    rowOf: (customer) => {
+      const row = written.get(customerKey(customer));
+      if (!row) throw new Error("an embedded customer was not written");
+      return row;
+    },
+  };
+}
+
+/**
+ * The customers embedded in records, one per key, each with its fields merged
+ * in order (the last one sent wins), without a source time of its own (an
+ * embedded customer follows its record).
+ */
+export function mergeEmbedded(customers: readonly CustomerInput[]): CustomerInput[] {
+  const merged = new Map<string, CustomerInput>();
+  for (const customer of customers) {
+    const key = customerKey(customer);
+    merged.set(key, { ...merged.get(key), ...presentOnly({ ...customer, source_updated_at: undefined }) } as CustomerInput);
+  }
+  return [...merged.values()];
+}
+
+/**
+ * The customers embedded in records that one statement writes with them, and
+ * each of `records`' customer key in their order (to link each record to its
+ * customer there); nothing when those customers are not of one set of fields
+ * (see `onlyGroup`).
+ */
+export function embeddedInOneGroup(
+  inputs: ReadonlyArray<{ external_id: string; customer: CustomerInput; source_updated_at?: string | undefined }>,
+  records: ReadonlyArray<{ external_id: string }>,
+): { writes: repo.CustomerWrite[]; keys: string[] } | undefined {
+  const writes = onlyGroup(byShape(mergeEmbedded(inputs.map((input) => input.customer)).map(toCustomerWrite), (write) => write.fields, (write) => write.key.external_id));
+  if (!writes) return undefined;
+  const customerOf = new Map(inputs.map((input) => [input.external_id, customerKey(input.customer)]));
+  return { writes, keys: records.map((record) => customerOf.get(record.external_id) ?? "") };
 }

@@ -1,8 +1,7 @@
 import { sql, type Selectable } from "kysely";
-import { arrayColumns, carriedColumns, mergedColumns, notStaleFor, now, rowValues, unnestRows, upsertRecords, wasInserted, written, writtenRows } from "../../db/sql.js";
+import { arrayColumns, carriedColumns, mergedColumns, notStaleFor, now, rowValues, unnestRows, upsertRecords, wasInserted, written, writtenRows, statement, type ValueOf } from "../../db/sql.js";
 import { withTriggers, WRITTEN } from "../../automations/triggers.js";
 import { EMBEDDING_TYPES, embedding, type EmbeddingToWrite, type EmbeddingValues } from "../customers/customer.repository.js";
-import { statement, type ValueOf } from "../../db/statement.js";
 import type { Executor, OrderTable } from "../../db/types.js";
 
 /**

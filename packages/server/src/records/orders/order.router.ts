@@ -2,7 +2,7 @@ import { orderPageSchema, orderPatchSchema, orderRecordSchema, orderSchema } fro
 import { router } from "../../trpc.js";
 import { patchProcedure, readProcedures, writeProcedures } from "../procedures.js";
 import * as orders from "./order.service.js";
-import { orderWrite } from "./order.write.js";
+import { orderWrite } from "./order.service.js";
 
 export const orderRouter = router({
   ...readProcedures({ resource: "orders", summaries: { list: "List orders, in the order they changed", retrieve: "Read an order back" }, record: orderRecordSchema, page: orderPageSchema, read: orders.orderReadBack }),

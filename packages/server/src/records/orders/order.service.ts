@@ -1,16 +1,16 @@
-import type { Order, OrderInput, OrderPatch, OrderRecord } from "@commerce-ingest/shared";
-import type { StoreContext } from "../../tenancy/store-context.js";
-import { inStatement } from "../../db/transaction.js";
-import type { Db } from "../../db/types.js";
+import { type CustomerInput, type Order, type OrderInput, type OrderPatch, type OrderRecord, orderInputSchema, orderSchema } from "@commerce-ingest/shared";
+import type { StoreContext } from "../../tenancy/access.js";
+import type { TriggerOptions } from "../../automations/triggers.js";
+import { inStatement, olderThanStored, formatMoney, toMoney, formatTimestamp } from "../../db/sql.js";
+import type { Db, Executor } from "../../db/types.js";
 import { AppError } from "../../errors.js";
-import { formatMoney } from "../../money.js";
 import { unstorableText } from "../../text.js";
-import { formatTimestamp } from "../../time.js";
-import { embeddingFields, writeEmbedding } from "../embedding.js";
-import { presentOnly, sharedOptionalColumns } from "../fields.js";
+import type { Upserted } from "../calls.js";
+import { byShape, inGroups, onlyGroup, presentOnly, sharedOptionalColumns, upsertSpec, writeRecords, type SharedOptional } from "../write-path.js";
 import { embeddingRecord, readBack } from "../read-back.js";
+import type * as customerRepo from "../customers/customer.repository.js";
+import { customerTouches, embeddedInOneGroup, upsertEmbeddedCustomers } from "../customers/customer.service.js";
 import * as repo from "./order.repository.js";
-
 
 /** Orders read back with their customers' keys (404 `Order not found` for an unknown one). */
 export const orderReadBack = readBack({ table: "orders", alias: "o", notFound: "ORDER_NOT_FOUND", rows: repo.orderRecords, toRecord: toOrderRecord });
@@ -59,4 +59,93 @@ export async function updateOrder(db: Db, store: StoreContext, externalId: strin
   const stored = patch.source_updated_at === undefined ? undefined : await repo.findOrder(db, store.id, externalId);
   if (!stored) throw new AppError("ORDER_NOT_FOUND");
   return { order: toOrder(stored), stale: true };
+}
+
+/** How orders are written: a push, a batch and an import's lines alike. */
+export const orderWrite = upsertSpec({
+  resource: "orders",
+  body: orderInputSchema,
+  phonePaths: [["customer", "phone"]],
+  example: {
+    external_id: "1001",
+    placed_at: "2026-11-20T14:03:00Z",
+    total_price: 129.9,
+    currency: "USD",
+    financial_status: "paid",
+    fulfillment_status: null,
+    customer: { external_id: "c-1001", phone: "+14155552671", first_name: "Ada", last_name: "Lovelace", email: "ada@example.com" },
+    line_items: [{ sku: "TEE-BLK-M", title: "T-shirt", quantity: 2, price: 64.95 }],
+    tags: ["web"],
+    metadata: { channel: "online_store" },
+  },
+  output: orderSchema,
+  touches: (order) => [`orders:${order.external_id}`, ...customerTouches(order.customer)],
+  write: (call, bodies) => upsertOrders(call.db, call.store, bodies, call.options),
+});
+
+/*
+ * How orders and checkouts are written: each record with the customer it
+ * embeds (upserted by the customer key rule, and linked), in one statement or
+ * one transaction, by the one write path (see `writeRecords`).
+ */
+
+/**
+ * How a resource whose records embed their customer (orders, checkouts)
+ * writes them (see `writeEmbedding`): its table, what an upsert writes of a
+ * record, its one statement (see `EmbeddingToWrite`), how the stored records
+ * are read, and how a row is answered.
+ */
+export type Embedding<Input, Values, Row, Record> = {
+  table: "orders" | "checkouts";
+  fields: (input: Input) => Values;
+  write: (db: Executor, push: customerRepo.EmbeddingToWrite<Values> & { recoveryDelaySeconds: number }) => Promise<Array<Row & { inserted: boolean }>>;
+  stored: (db: Executor, storeId: number, keys: readonly string[]) => Promise<readonly Row[]>;
+  toRecord: (row: Row) => Record;
+};
+
+type Embeds = { external_id: string; customer: CustomerInput; source_updated_at?: string | undefined };
+
+/** What an upsert writes of any record that embeds its customer (see `EmbeddingValues`); absent fields are left out, so they keep their stored value. */
+export function embeddingFields(input: Embeds & { total_price: number } & SharedOptional): customerRepo.EmbeddingValues {
+  return {
+    external_id: input.external_id,
+    total_price: toMoney(input.total_price),
+    ...presentOnly({ source_updated_at: input.source_updated_at }),
+    ...sharedOptionalColumns({ currency: input.currency, tags: input.tags, metadata: input.metadata, line_items: input.line_items }),
+  };
+}
+
+/**
+ * Records that embed their customer, with distinct external_ids, each with its
+ * customer (upserted by the key rule and linked) and what they trigger, by the
+ * one write path (see `writeRecords`): a push (a set of one), pushes
+ * gathered, a batch or an import's chunk. In one statement with their
+ * customers when both are of one set of fields each; otherwise in a
+ * transaction: the stale records left out (their customers too), the
+ * customers once each (see `upsertEmbeddedCustomers`), then the records.
+ */
+export function writeEmbedding<Input extends Embeds, Values extends { external_id: string }, Row extends { external_id: string }, Record>(
+  embedding: Embedding<Input, Values, Row, Record>,
+): (db: Db, store: StoreContext, inputs: readonly Input[], options: TriggerOptions) => Promise<Array<Upserted<Record> | AppError>> {
+  const { table, fields, write, stored, toRecord } = embedding;
+  return (db, store, inputs, options) => {
+    const records = onlyGroup(byShape(inputs.map(fields), (record) => record, (record) => record.external_id));
+    const customers = records && embeddedInOneGroup(inputs, records);
+    const push = { storeId: store.id, backfill: options.backfill, recoveryDelaySeconds: store.recoveryDelaySeconds };
+    return writeRecords(db, {
+      keys: inputs.map((input) => input.external_id),
+      together: customers && records && ((db) => write(db, { ...push, records, writes: customers.writes, customerKeys: customers.keys, strict: true })),
+      separately: async (trx) => {
+        // A record older than the stored one is not applied: nothing of it is written, its customer included.
+        const older = await olderThanStored(trx, table, store.id, inputs);
+        const applied = inputs.filter((input) => !older.has(input.external_id));
+        const customers = await upsertEmbeddedCustomers(trx, store, applied.map((input) => input.customer), options);
+        const linked = applied.map((input) => ({ ...fields(input), customer_id: customers.rowOf(input.customer).id }));
+        return { written: await inGroups(linked, (record) => record.external_id, (records) => write(trx, { ...push, records, strict: false })) };
+      },
+      stored: (db, keys) => stored(db, store.id, keys),
+      keyOf: (row) => row.external_id,
+      toRecord,
+    });
+  };
 }

@@ -1,8 +1,7 @@
 import type { ShipmentStatus } from "@commerce-ingest/shared";
 import { sql, type QueryCreator } from "kysely";
 import { withTriggers, WRITTEN } from "../../automations/triggers.js";
-import { arrayColumns, carriedColumns, linkedByKey, mergedColumns, unnestRows, upsertRecords, wasInserted, written, writtenRows } from "../../db/sql.js";
-import { statement, type ValueOf } from "../../db/statement.js";
+import { arrayColumns, carriedColumns, linkedByKey, mergedColumns, unnestRows, upsertRecords, wasInserted, written, writtenRows, statement, type ValueOf } from "../../db/sql.js";
 import type { Database, Executor, ShipmentRow, Trx } from "../../db/types.js";
 
 export type ShipmentWrite = {

@@ -2,7 +2,7 @@ import { shipmentPageSchema, shipmentRecordSchema } from "@commerce-ingest/share
 import { router } from "../../trpc.js";
 import { readProcedures, writeProcedures } from "../procedures.js";
 import * as shipments from "./shipment.service.js";
-import { shipmentWrite } from "./shipment.write.js";
+import { shipmentWrite } from "./shipment.service.js";
 
 export const shipmentRouter = router({
   ...readProcedures({ resource: "shipments", summaries: { list: "List shipments, in the order they changed", retrieve: "Read a shipment back, with its order's external_id" }, record: shipmentRecordSchema, page: shipmentPageSchema, read: shipments.shipmentReadBack }),

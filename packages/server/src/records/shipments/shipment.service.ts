@@ -1,12 +1,11 @@
-import type { Shipment, ShipmentInput, ShipmentRecord } from "@commerce-ingest/shared";
-import { formatOptionalTimestamp, formatTimestamp } from "../../time.js";
-import type { StoreContext } from "../../tenancy/store-context.js";
+import { type Shipment, type ShipmentInput, type ShipmentRecord, shipmentInputSchema, shipmentSchema } from "@commerce-ingest/shared";
+import { formatOptionalTimestamp, formatTimestamp } from "../../db/sql.js";
+import type { StoreContext } from "../../tenancy/access.js";
 import type { TriggerOptions } from "../../automations/triggers.js";
 import type { Db, ShipmentRow } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import type { Upserted } from "../calls.js";
-import { byShape, onlyGroup, presentOnly, sharedOptionalColumns } from "../fields.js";
-import { inGroups, writeRecords } from "../write-path.js";
+import { byShape, onlyGroup, presentOnly, sharedOptionalColumns, inGroups, writeRecords, upsertSpec } from "../write-path.js";
 import { readBack } from "../read-back.js";
 import * as repo from "./shipment.repository.js";
 
@@ -85,3 +84,22 @@ export function upsertShipments(db: Db, store: StoreContext, inputs: readonly Sh
     toRecord: toShipment,
   });
 }
+
+/** How shipments are written: a push, a batch and an import's lines alike. */
+export const shipmentWrite = upsertSpec({
+  resource: "shipments",
+  body: shipmentInputSchema,
+  phonePaths: [],
+  example: {
+    external_id: "shp-1001-1",
+    order_external_id: "1001",
+    carrier: "UPS",
+    tracking_number: "1Z999AA10123456784",
+    tracking_url: "https://www.ups.com/track?tracknum=1Z999AA10123456784",
+    status: "in_transit",
+  },
+  output: shipmentSchema,
+  touches: (shipment) => [`shipments:${shipment.external_id}`, `orders:${shipment.order_external_id}`],
+  errors: ["SHIPMENT_ORDER_NOT_FOUND"],
+  write: (call, bodies) => upsertShipments(call.db, call.store, bodies, call.options),
+});

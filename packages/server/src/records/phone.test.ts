@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { normalizePhone, phoneReader } from "./phone.js";
+import { normalizePhone, phoneReader } from "./write-path.js";
 
 describe("normalizePhone", () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatMoney, toMoney } from "./money.js";
+import { formatMoney, toMoney } from "./sql.js";
 
 describe("money", () => {
   it.each([
