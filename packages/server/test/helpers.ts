@@ -236,6 +236,8 @@ export async function startTestServer(
     requestLog,
     /** Who may push where, as this server remembers it (a test that holds the database reads its hits and misses). */
     accessCache,
+    /** The live API calls its imports yield to, as the app counts them. */
+    live,
     async close() {
       await Promise.all([worker?.stop(), imports?.stop()]);
       await requestLog.close();

@@ -8,7 +8,7 @@ import type express from "express";
 export type ConnectionLimits = {
   /** Time to receive a request's headers. */
   headersTimeoutMs: number;
-  /** Time to receive a whole request, body included: a body that trickles is cut here (408). */
+  /** Time a request's body has to arrive whole: one that trickles is answered 408 (the app keeps this deadline, `AppOptions.bodyTimeoutMs`). */
   requestTimeoutMs: number;
   /** How long an idle keep-alive connection stays open. */
   keepAliveTimeoutMs: number;

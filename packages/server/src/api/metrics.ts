@@ -11,6 +11,9 @@ import { gathered } from "../records/gathered.js";
 export const failedInLastHour = sql<{ flow: string; n: number }>`
   select flow, count(*)::int as n from automation_jobs where status = 'failed' and finished_at > now() - interval '1 hour' group by flow`;
 
+/** The registry /metrics reads, and the two instruments every answered call counts in (by route template, method, status). */
+export type Metrics = { registry: Registry; requests: Counter<"route" | "method" | "status">; latency: Histogram<"route" | "method"> };
+
 /**
  * What an operator watches, in Prometheus' text format at /metrics (guarded by
  * the admin token): requests by route template and status with their latency,
@@ -18,9 +21,6 @@ export const failedInLastHour = sql<{ flow: string; n: number }>`
  * automations, and the database pool. Backlog figures are read from the
  * database at each scrape, so every process reports the same queue.
  */
-/** The registry /metrics reads, and the two instruments every answered call counts in (by route template, method, status). */
-export type Metrics = { registry: Registry; requests: Counter<"route" | "method" | "status">; latency: Histogram<"route" | "method"> };
-
 export function createMetrics(db: Db, pool: pg.Pool | undefined, accessCache?: AccessCache, uploads?: UploadSlots): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });

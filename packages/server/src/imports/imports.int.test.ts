@@ -293,6 +293,26 @@ describe("imports", () => {
 });
 
 describe("an import beside another team's live pushes", () => {
+  it("counts a store's API calls as live traffic while they are answered, and not an import's own calls", async () => {
+    const shared = await startTestServer();
+    try {
+      const tenant = await shared.createTenant();
+      const listed = await shared.request("GET", `/api/v1/stores/${tenant.store.id}/imports`, { key: tenant.key });
+      expect(listed.status).toBe(200);
+      expect(shared.live.busy(60_000)).toBe(false);
+      const pushed = await shared.request("POST", `/api/v1/stores/${tenant.store.id}/orders`, {
+        key: tenant.key,
+        body: { external_id: "live-count", placed_at: "2026-11-22T10:00:00Z", total_price: 5, customer: { phone: "+14155552671" } },
+      });
+      expect(pushed.status).toBe(201);
+      // Counted out once its connection is done with it (a moment after the client has read the answer).
+      await expect.poll(() => shared.live.inFlight).toBe(0);
+      expect(shared.live.busy(60_000)).toBe(true);
+    } finally {
+      await shared.close();
+    }
+  });
+
   it("yields to them and still finishes, exact, while every push is answered", async () => {
     const shared = await startTestServer({ imports: { liveShare: 0.2 } });
     try {

@@ -271,6 +271,8 @@ function batchProcedure<Body extends z.ZodType, Record extends object>(spec: Ups
     });
 }
 
+// --- Single pushes that arrive together, written together ---
+
 /** How many writes of one lane (one store, one kind of record, one trigger mode) are under way at once; pushes arriving beyond them wait and go together. */
 export const WRITES_PER_LANE = 2;
 /** The most pushes one shared write carries. */
@@ -398,6 +400,8 @@ export function gatherPushes<Body, Record extends object>(writes: Writes<Body, R
       });
     });
 }
+
+// --- Idempotency-Key ---
 
 /** How long a first response is replayed, and when a claim whose request never finished may be taken over. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;

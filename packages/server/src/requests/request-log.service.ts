@@ -130,7 +130,9 @@ export async function listRequests(db: Db, filter: repo.RequestLogFilter) {
   return (await repo.listEntries(db, filter)).map(toRequestEntry);
 }
 
-/**
+// --- Masking ---
+
+/*
  * A body as the request log keeps it: JSON with every phone, e-mail and
  * personal field masked (by field name at any depth: `phone`, `email`,
  * `first_name`, `last_name`, `name`, `locale`, `tags`, what a customer's

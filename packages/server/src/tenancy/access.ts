@@ -289,17 +289,17 @@ function rateLimitCost(batch: boolean | undefined, body: Record<string, unknown>
   return cost;
 }
 
-/**
- * Every `/api/v1` procedure starts here, in the contract's order: the key (401),
- * the rate limit (429), then the store (403/404). A caller without a valid key
- * learns nothing about stores. Answers the store the request is for.
- */
 /** What a key may do with a store, from the process's cache when it has one. */
 function accessOf(deps: AccessDeps, keyHash: string, storeId: number | undefined) {
   const load = () => findKeyAccess(deps.db, keyHash, storeId);
   return deps.accessCache ? deps.accessCache.get(keyHash, storeId, load) : load();
 }
 
+/**
+ * Every `/api/v1` procedure starts here, in the contract's order: the key (401),
+ * the rate limit (429), then the store (403/404). A caller without a valid key
+ * learns nothing about stores. Answers the store the request is for.
+ */
 export async function authorize(ctx: AccessRequest, rawInput: unknown, batch: boolean | undefined): Promise<{ store: StoreContext; apiKeyId: number }> {
   if (ctx.authorization === undefined) throw await refused(ctx, "API_KEY_MISSING");
   const token = bearerToken(ctx.authorization);
