@@ -5,7 +5,8 @@
 //
 // Each checkout must be built (`pnpm --filter @commerce-ingest/server build`). Both services run at once in
 // their default configuration (the rate limit raised so it refuses nothing), each on a fresh PostgreSQL
-// database (DATABASE_URL's server, else the local one) or, with EMBEDDED=1, a fresh embedded one. Each
+// database (DATABASE_URL's server, else the local one) or, with EMBEDDED=1, a fresh embedded one; with
+// RUN_WORKER=false, without their workers (the pushes alone, no job run inside the window measured). Each
 // round runs every scenario on both, alternating which goes first, each run once both services are idle
 // (their workers done with the run before), with load.mjs from another process; it prints every round's
 // figures and then the medians: requests (records, for batches) a second, and the service's own CPU per
@@ -55,7 +56,7 @@ async function start(checkout, name) {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `paired-${name}-`));
   const database = embedded ? {} : { DATABASE_URL: await freshDatabase(`paired_${name}`) };
-  const env = { PATH: process.env.PATH, PORT: String(port), ADMIN_TOKEN: admin, SEED_DEMO: "false", RATE_LIMIT_REQUESTS: "100000000", DATA_DIR: dataDir, ...database };
+  const env = { PATH: process.env.PATH, PORT: String(port), ADMIN_TOKEN: admin, SEED_DEMO: "false", RUN_WORKER: process.env.RUN_WORKER ?? "true", RATE_LIMIT_REQUESTS: "100000000", DATA_DIR: dataDir, ...database };
   const child = spawn(process.execPath, ["--max-semi-space-size=4", path.join(checkout, "packages/server/dist/main.js")], { env, stdio: ["ignore", "ignore", "inherit"] });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 600; i++) {

@@ -93,7 +93,7 @@ function boundBody(req: Request, ms: number): void {
     error.code = "ERR_HTTP_REQUEST_TIMEOUT";
     answerProtocolError(error, req.socket);
   }, ms);
-  req.once("end", () => clearTimeout(timer));
+  // One listener: a request closes once it has ended and been answered, or with its connection.
   req.once("close", () => clearTimeout(timer));
 }
 
