@@ -161,11 +161,10 @@ export function createApp(services: AppServices, options: AppOptions): express.E
     const cap = refused ? REFUSED_BODY_CHARS : KEPT_BODY_CHARS;
     const keep = refused || (context?.response.authorized?.logBodies ?? true);
     const { requestBody, responseBody } = res.locals as { requestBody?: unknown; responseBody?: unknown };
+    const bodies = keep ? { request: requestBody, response: responseBody, chars: cap } : undefined;
     services.requestLog.record({
       path: req.originalUrl,
       code: typeof res.locals.errorCode === "string" ? res.locals.errorCode : null,
-      ...(keep ? { request_body: requestBody, response_body: responseBody } : {}),
-      body_chars: cap,
       store_id: authorized.storeId,
       key_id: authorized.keyId,
       created_at: new Date(),
@@ -179,7 +178,7 @@ export function createApp(services: AppServices, options: AppOptions): express.E
       // A refused write names its record by its body's key, so the log can be searched by it.
       record_external_id: context?.response.record?.externalId ?? bodyKey(requestBody),
       details: Array.isArray(res.locals.errorDetails) ? storableJson(res.locals.errorDetails) : null,
-    });
+    }, bodies);
   }
 
   const app = express();

@@ -13,21 +13,18 @@ export type { RequestLogEntry } from "./request-log.repository.js";
  * log, never a push. Entries older than the retention are deleted as it goes.
  */
 export type RequestLog = {
-  /** A call as it was answered: its path, and its bodies as parsed (absent when not kept), masked here as kept. */
-  record(call: LoggedCall): void;
+  /** A call as it was answered, and its bodies unless they are not kept: masked here, as kept. */
+  record(call: LoggedCall, bodies: KeptBodies | undefined): void;
   /** A call to a store's path with a key no team has: counted by the key's first characters, never kept whole. */
   unknownKey(storeId: number, prefix: string): void;
   flush(): Promise<void>;
   close(): Promise<void>;
 };
 
-/** A call before it is masked: the path as requested, the bodies as parsed, and how much of each is kept. */
-export type LoggedCall = Omit<repo.RequestLogEntry, "path" | "request_body" | "response_body"> & {
-  path: string;
-  request_body?: unknown;
-  response_body?: unknown;
-  body_chars: number;
-};
+/** A call as the log keeps it, before it is masked: its path as requested. */
+export type LoggedCall = Omit<repo.RequestLogEntry, "request_body" | "response_body"> & { path: string };
+/** A call's bodies as parsed (either may be absent), and how many characters of each are kept. */
+export type KeptBodies = { request: unknown; response: unknown; chars: number };
 
 /** How many characters of an unknown key are kept: enough to tell a mistyped or old key apart, nothing to use. */
 export const UNKNOWN_KEY_PREFIX = 4;
@@ -85,12 +82,12 @@ export function startRequestLog(db: Db, logger: Logger, retentionSeconds: number
   const timer = setInterval(() => void flush(), FLUSH_MS);
   timer.unref();
   return {
-    record({ path, request_body, response_body, body_chars, ...call }) {
+    record(call, bodies) {
       pending.push({
         ...call,
-        path: redactedPath(path),
-        request_body: request_body === undefined ? null : redactedJson(request_body, body_chars),
-        response_body: response_body === undefined ? null : redactedJson(response_body, body_chars),
+        path: redactedPath(call.path),
+        request_body: bodies?.request === undefined ? null : redactedJson(bodies.request, bodies.chars),
+        response_body: bodies?.response === undefined ? null : redactedJson(bodies.response, bodies.chars),
       });
       if (pending.length >= BATCH) void flush();
     },
