@@ -48,6 +48,13 @@ export type CustomerWrite = { key: { external_id: string; keyed_by_phone: boolea
  * remembered among the customer's contacts, so an erasure finds every phone the
  * customer ever had.
  *
+ * A write that would change nothing of its stored customer (every field it
+ * carries, its source time included, already stored, and its contact set)
+ * is not written: neither it nor its contact gets a new row version or a
+ * lock, and it comes back as stored, not created and its profile unchanged.
+ * An import names each customer in every chunk that holds one of its orders;
+ * only those that change are written.
+ *
  * The contact sync each write calls for is recorded by the same statement,
  * chosen in SQL (as a customer's push alone chooses it).
  *
@@ -91,6 +98,29 @@ export async function takeContacts(db: Executor, storeId: number, phones: readon
     on conflict (store_id, phone) do update set synced_at = contacts.synced_at`.execute(db);
 }
 
+/** Every column of a customer, as a write answers it. */
+const CUSTOMER_COLUMNS = [
+  "id",
+  "store_id",
+  "external_id",
+  "keyed_by_phone",
+  "phone",
+  "first_name",
+  "last_name",
+  "email",
+  "locale",
+  "tags",
+  "lifetime_value",
+  "orders_count",
+  "contact_id",
+  "profile_version",
+  "profile_changed",
+  "source_updated_at",
+  "created_at",
+  "updated_at",
+  "deleted_at",
+] as const satisfies ReadonlyArray<keyof CustomerRow>;
+
 /** The customers one statement writes, and their store. */
 export type CustomersToWrite = { storeId: number; writes: readonly CustomerWrite[] };
 
@@ -99,7 +129,11 @@ export const fieldsOf = (writes: readonly CustomerWrite[]): (keyof CustomerField
 
 /**
  * The statement's customers (see `upsertCustomers`) as CTEs a statement goes
- * on from: `contact`, `customer` (the written rows, with `inserted`) and `link`.
+ * on from: `incoming` (each write, with the active customer stored under its
+ * key as the statement found it, and `held` when the write would change none
+ * of it), `contact` (the phones of the writes not held), `customer_written`,
+ * `customer` (the written rows and the held ones as stored, with `inserted`)
+ * and `link`.
  * Its text depends on `columns`, the fields the writes carry, alone; its values
  * come through `value` (see `statement`).
  */
@@ -116,32 +150,40 @@ export function withCustomers<A extends CustomersToWrite>(db: Executor, value: V
     }));
   const keyColumns = ["external_id", "keyed_by_phone"] as const;
   const storeId = sql`${value((args) => args.storeId)}::bigint`;
-  // Each phone once (rows are taken in phone order by `unnestRows`, the lock order).
-  const phones = one ? value((args) => args.writes[0]?.fields.phone) : value((args) => [...new Set(args.writes.map((write) => write.fields.phone))].sort());
+  const incoming = unnestRows([], [
+    ...rows(keyColumns, (name, write) => write.key[name as keyof CustomerWrite["key"]]),
+    ...rows(columns, (name, write) => write.fields[name as keyof CustomerFields]),
+  ]);
+  // A customer stored with every field the write carries, and its contact: the write would change nothing.
+  const unchanged = sql.join(
+    columns.map((column) => sql`${sql.ref(`i.${column}`)} is not distinct from (i.stored).${sql.id(column)}`),
+    sql` and `,
+  );
+  const picked = (names: readonly string[]) => sql.join(names.map((name) => sql.ref(`i.${name}`)));
   return db
+    .with("incoming", () =>
+      sql`(select i.*, (i.stored_id is not null and (i.stored).contact_id is not null and ${unchanged}) as held
+        from (select r.*, s.stored_id, s.stored from (${incoming}) as r
+          left join lateral (select c.id as stored_id, c as stored from customers as c
+            where c.store_id = ${storeId} and c.external_id = r.external_id and c.deleted_at is null limit 1) as s on true) as i)`,
+    )
     .with("contact", (qb) =>
       qb
         .insertInto("contacts")
         .columns(["store_id", "phone"])
-        .expression(unnestRows([storeId], [{ name: "phone", type: "text", parameter: phones, one }]))
+        .expression(sql`select ${storeId}, p.phone from (select distinct phone from incoming where not held) as p order by p.phone`)
         // A no-op update, so that an existing contact's id comes back too. It sets no key column, so it
         // locks the contact only against writers: a message or a customer referring to it never waits.
         .onConflict((oc) => oc.columns(["store_id", "phone"]).doUpdateSet({ synced_at: (eb) => eb.ref("contacts.synced_at") }))
         .returning(["id", "phone"]),
     )
-    .with(WRITTEN.customers, (qb) =>
+    .with("customer_written", (qb) =>
       qb
         .insertInto("customers")
         .columns(["store_id", ...keyColumns, ...columns, "contact_id"])
         .expression(
-          unnestRows(
-            [storeId],
-            [
-              ...rows(keyColumns, (name, write) => write.key[name as keyof CustomerWrite["key"]]),
-              ...rows(columns, (name, write) => write.fields[name as keyof CustomerFields]),
-            ],
-            { trailing: [sql`contact.id`], join: sql`left join contact on contact.phone = r.phone` },
-          ),
+          sql`select ${storeId}, ${picked([...keyColumns, ...columns])}, contact.id from incoming as i left join contact on contact.phone = i.phone
+            where not i.held order by i.external_id`,
         )
         .onConflict((oc) =>
           oc
@@ -154,8 +196,12 @@ export function withCustomers<A extends CustomersToWrite>(db: Executor, value: V
             })
             .where(notStale("customers")),
         )
-        .returningAll()
+        .returning(CUSTOMER_COLUMNS)
         .returning(wasInserted.as("inserted")),
+    )
+    .with(WRITTEN.customers, () =>
+      sql`(select * from customer_written union all
+        select ${sql.join(CUSTOMER_COLUMNS.map((column) => (column === "profile_changed" ? sql`false` : sql`(i.stored).${sql.id(column)}`)))}, false from incoming as i where i.held)`,
     )
     .with("link", (qb) =>
       qb

@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../../../test/helpers.js";
 
@@ -31,6 +32,28 @@ describe("customer upsert", () => {
     expect(second.status).toBe(200);
     expect(second.body).toEqual(first.body);
     expect(await storedCustomers(id)).toHaveLength(1);
+  });
+
+  it("leaves a customer a re-push would not change as it is: same answer, updated_at kept, no new row version", async () => {
+    const id = uniqueId();
+    const body = { external_id: id, phone: "+14155552671", first_name: "Ada", tags: ["vip"], source_updated_at: "2026-11-20T10:00:00Z" };
+    await upsert(body);
+    const version = async () => (await sql<{ xmin: string }>`select xmin::text from customers where store_id = ${tenant.store.id} and external_id = ${id}`.execute(server.db)).rows[0]?.xmin;
+    const [stored] = await storedCustomers(id);
+    const written = await version();
+    const again = await upsert(body);
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ external_id: id, first_name: "Ada", tags: ["vip"] });
+    const [kept] = await storedCustomers(id);
+    expect(kept?.updated_at).toEqual(stored?.updated_at);
+    expect(kept?.profile_version).toBe(stored?.profile_version);
+    expect(await version()).toBe(written);
+    // The same fields with a later source time are a change: the customer is written again.
+    const later = await upsert({ ...body, source_updated_at: "2026-11-21T10:00:00Z" });
+    expect(later.status).toBe(200);
+    const [changed] = await storedCustomers(id);
+    expect(changed?.updated_at.getTime()).toBeGreaterThan(stored?.updated_at.getTime() ?? Infinity);
+    expect(await version()).not.toBe(written);
   });
 
   it("merges: absent fields keep their value, present ones replace, null clears", async () => {
