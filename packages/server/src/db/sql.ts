@@ -116,7 +116,7 @@ export function unnestRows(
     : sql`unnest(${sql.join(columns.map((column) => sql`${parameterOf(column)}::${sql.raw(isList(column) ? "jsonb" : column.type)}[]`))}) with ordinality as r(${sql.join(names)}, ordinal)`;
   const picked = columns.map((column) =>
     isList(column) && !one
-      ? sql`case when ${sql.ref(`r.${column.name}`)} is not null then array(select jsonb_array_elements_text(${sql.ref(`r.${column.name}`)})) end`
+      ? sql`case when ${sql.ref(`r.${column.name}`)} is not null then array(select jsonb_array_elements_text(${sql.ref(`r.${column.name}`)})) end as ${sql.id(column.name)}`
       : sql.ref(`r.${column.name}`),
   );
   const key = columns.find((column) => column.name === "external_id") ?? columns[0];

@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../../../test/helpers.js";
+import { writeCustomers } from "./customer.repository.js";
 
 let server: TestServer;
 let tenant: Awaited<ReturnType<TestServer["createTenant"]>>;
@@ -54,6 +55,18 @@ describe("customer upsert", () => {
     const [changed] = await storedCustomers(id);
     expect(changed?.updated_at.getTime()).toBeGreaterThan(stored?.updated_at.getTime() ?? Infinity);
     expect(await version()).not.toBe(written);
+  });
+
+  it("writes many customers carrying lists in one statement, leaving those it would not change as stored", async () => {
+    const [a, b] = [uniqueId("many"), uniqueId("many")];
+    const write = (external_id: string, tags: string[]) => ({ key: { external_id, keyed_by_phone: false }, fields: { phone: "+14155550123", first_name: "Many", tags } });
+    const first = await writeCustomers(server.db, { storeId: tenant.store.id, writes: [write(a, ["x"]), write(b, ["y", "z"])], backfill: false, strict: true });
+    expect(first.map((row) => [row.external_id, row.tags, row.inserted])).toEqual(expect.arrayContaining([[a, ["x"], true], [b, ["y", "z"], true]]));
+    const again = await writeCustomers(server.db, { storeId: tenant.store.id, writes: [write(a, ["x"]), write(b, ["w"])], backfill: false, strict: true });
+    const byKey = new Map(again.map((row) => [row.external_id, row]));
+    expect(byKey.get(a)).toMatchObject({ tags: ["x"], inserted: false, profile_changed: false, updated_at: first.find((row) => row.external_id === a)?.updated_at });
+    expect(byKey.get(b)).toMatchObject({ tags: ["w"], inserted: false, profile_changed: true });
+    expect((await storedCustomers(b))[0]?.tags).toEqual(["w"]);
   });
 
   it("merges: absent fields keep their value, present ones replace, null clears", async () => {
