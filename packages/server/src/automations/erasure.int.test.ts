@@ -5,7 +5,7 @@ import { findCustomersForSync, lockRecipientContacts } from "./flows/flow.reposi
 import { retries } from "../db/index.js";
 import { LockOrderConflict } from "../db/sql.js";
 import { checkout, jobsFor, newPhone, order, push, server, settled, tenant, withAutomationServer } from "../../test/automations.js";
-import { testDb, uid } from "../../test/helpers.js";
+import { ADMIN_TOKEN, testDb, uid } from "../../test/helpers.js";
 
 withAutomationServer();
 
@@ -37,6 +37,38 @@ describe("erased customers", () => {
     expect(await jobsFor("contact_sync", phone)).toHaveLength(0);
     const after = await server.db.selectFrom("contacts").selectAll().where("id", "=", contact.id).executeTakeFirstOrThrow();
     expect(after).toMatchObject({ first_name: null, lifetime_value: 0, tags: [], synced_at: null });
+  });
+
+  it("race orders that change nothing of their customer, and are linked to it as stored, without a deadlock or a 5xx", async () => {
+    const retried = async (reason: string) => {
+      const text = (await server.request("GET", "/metrics", { key: ADMIN_TOKEN })).text;
+      return Number(new RegExp(`db_retries_total\\{reason="${reason}"\\} (\\d+)`).exec(text)?.[1] ?? "NaN");
+    };
+    const before = await retried("deadlock");
+    for (let round = 0; round < 4; round++) {
+      const phone = newPhone();
+      const customer = { external_id: uid("race"), phone, first_name: "Ada" };
+      expect((await push("orders", order(phone, { customer }))).status).toBe(201);
+      const orders = Array.from({ length: 6 }, () => order(phone, { customer }));
+      const answers = await Promise.all([
+        ...orders.map((body) => push("orders", body)),
+        server.request("DELETE", `/api/v1/stores/${tenant.store.id}/customers/${customer.external_id}`, { key: tenant.key }),
+      ]);
+      expect(answers.map((answer) => answer.status).filter((status) => status >= 500)).toEqual([]);
+      // Each order is linked to a customer of that key: the erased one (stored before the erasure) or one created anew after it.
+      const linked = await server.db
+        .selectFrom("orders as o")
+        .innerJoin("customers as cu", "cu.id", "o.customer_id")
+        .select(["cu.external_id", "cu.deleted_at"])
+        .where("o.store_id", "=", tenant.store.id)
+        .where("o.external_id", "in", orders.map((body) => String(body.external_id)))
+        .execute();
+      expect(linked).toHaveLength(orders.length);
+      for (const row of linked) expect(row.external_id).toBe(customer.external_id);
+      const active = await server.db.selectFrom("customers").select("id").where("store_id", "=", tenant.store.id).where("external_id", "=", customer.external_id).where("deleted_at", "is", null).execute();
+      expect(active.length).toBeLessThanOrEqual(1);
+    }
+    expect(await retried("deadlock")).toBe(before);
   });
 
   // Two connections: a worker's transaction holding the customer's job while the erasure arrives.
