@@ -146,7 +146,9 @@ export function cancelRecoveriesForOrdersWithCustomers<DB extends Database>(qc: 
       union all
       select written.id from customer as written where written.contact_id = buyer.contact_id
     ) as cu on true
-    join checkouts as c on c.customer_id = cu.id
+    -- Each customer's checkouts by its index (the subquery kept whole by \`offset 0\`): a generic plan that hashed
+    -- the customers instead read every checkout of the table once per order.
+    join lateral (select c.id, c.abandoned_at from checkouts as c where c.customer_id = cu.id offset 0) as c on true
     where c.abandoned_at < ord.placed_at)`;
   return cancelPendingRecoveries(qc, orders <= MOST_ORDERS_BY_ID ? byOrder : checkoutsOfBatch(true), sql.lit(ORDERED));
 }
