@@ -287,6 +287,12 @@ export function withTestServer(ready: (server: TestServer, tenant: TestTenant) =
   afterAll(() => started?.close());
 }
 
+/** How many times the service ran a transaction again for `reason` (its metrics' `db_retries_total`). */
+export async function retriesCounted(server: TestServer, reason: string): Promise<number> {
+  const text = (await server.request("GET", "/metrics", { key: ADMIN_TOKEN })).text;
+  return Number(new RegExp(`db_retries_total\\{reason="${reason}"\\} (\\d+)`).exec(text)?.[1] ?? "NaN");
+}
+
 /** A logger for a test server that keeps its warnings and errors in `lines` (a test reads what the service said). */
 export const warningsInto = (lines: string[]) => pino({ level: "warn" }, { write: (line: string) => lines.push(line) });
 

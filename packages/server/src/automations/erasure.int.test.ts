@@ -5,7 +5,7 @@ import { findCustomersForSync, lockRecipientContacts } from "./flows/flow.reposi
 import { retries } from "../db/index.js";
 import { LockOrderConflict } from "../db/sql.js";
 import { checkout, jobsFor, newPhone, order, push, server, settled, tenant, withAutomationServer } from "../../test/automations.js";
-import { ADMIN_TOKEN, testDb, uid } from "../../test/helpers.js";
+import { retriesCounted, testDb, uid } from "../../test/helpers.js";
 
 withAutomationServer();
 
@@ -40,10 +40,7 @@ describe("erased customers", () => {
   });
 
   it("race orders that change nothing of their customer, and are linked to it as stored, without a deadlock or a 5xx", async () => {
-    const retried = async (reason: string) => {
-      const text = (await server.request("GET", "/metrics", { key: ADMIN_TOKEN })).text;
-      return Number(new RegExp(`db_retries_total\\{reason="${reason}"\\} (\\d+)`).exec(text)?.[1] ?? "NaN");
-    };
+    const retried = (reason: string) => retriesCounted(server, reason);
     const before = await retried("deadlock");
     for (let round = 0; round < 4; round++) {
       const phone = newPhone();

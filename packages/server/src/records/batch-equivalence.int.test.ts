@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, type TestServer, uid, withTestServer, type TestTenant, warningsInto } from "../../test/helpers.js";
+import { retriesCounted, type TestServer, uid, withTestServer, type TestTenant, warningsInto } from "../../test/helpers.js";
 
 let server: TestServer;
 let tenant: TestTenant;
@@ -276,10 +276,7 @@ describe("a batch leaves what the same pushes one by one leave", () => {
   });
 
   it("take shared contacts in one order: two batches whose customers' shapes meet their phones in opposite orders never deadlock", async () => {
-    const retried = async (reason: string) => {
-      const text = (await server.request("GET", "/metrics", { key: ADMIN_TOKEN })).text;
-      return Number(new RegExp(`db_retries_total\\{reason="${reason}"\\} (\\d+)`).exec(text)?.[1] ?? "NaN");
-    };
+    const retried = (reason: string) => retriesCounted(server, reason);
     const before = await retried("deadlock");
     for (let round = 0; round < 6; round++) {
       const p = (n: number) => `+1415556${String(1000 + (seq % 300) * 20 + n).slice(-4)}`;
