@@ -6,6 +6,7 @@ import type { AccessCache } from "../tenancy/access.js";
 import { retries } from "../db/sql.js";
 import type { Db } from "../db/types.js";
 import { gathered } from "../records/gathered.js";
+import { togetherFailed } from "../records/write-path.js";
 
 /** Automations that ended failed in the last hour, by flow: read from the index of failed jobs, never every job. */
 export const failedInLastHour = sql<{ flow: string; n: number }>`
@@ -83,6 +84,16 @@ export function createMetrics(db: Db, pool: pg.Pool | undefined, accessCache?: A
     collect() {
       this.reset();
       for (const [reason, count] of Object.entries(retries)) this.inc({ reason }, count);
+    },
+  });
+
+  new Counter({
+    name: "batch_writes_item_by_item_total",
+    help: "Set-based writes of a batch or an import's chunk that failed for a reason of the service's own and were written again item by item (an item whose write the database refused; anything else is a bug)",
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(togetherFailed.count);
     },
   });
 

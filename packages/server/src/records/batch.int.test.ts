@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { refuseInserts, startTestServer, type TestServer, uid, withTestServer, type TestTenant } from "../../test/helpers.js";
+import { ADMIN_TOKEN, refuseInserts, startTestServer, type TestServer, uid, withTestServer, type TestTenant } from "../../test/helpers.js";
 
 let server: TestServer;
 let tenant: TestTenant;
@@ -8,6 +8,8 @@ withTestServer((started, created) => ([server, tenant] = [started, created]));
 const order = (id: string, extra: Record<string, unknown> = {}) => ({ external_id: id, placed_at: "2026-11-22T10:00:00Z", total_price: 10, customer: { phone: "+14155552671" }, ...extra });
 const batch = (resource: string, items: unknown, options: { key?: string; storeId?: number; headers?: Record<string, string> } = {}) =>
   server.request("POST", `/api/v1/stores/${options.storeId ?? tenant.store.id}/${resource}/batch`, { key: options.key ?? tenant.key, body: { items }, ...(options.headers ? { headers: options.headers } : {}) });
+/** Batch writes the service made again item by item after their one statement failed (its metrics). */
+const writtenItemByItem = async () => Number(/^batch_writes_item_by_item_total (\d+)$/m.exec((await server.request("GET", "/metrics", { key: ADMIN_TOKEN })).text)?.[1] ?? "NaN");
 const postPurchases = (ids: string[]) =>
   server.db.selectFrom("automation_jobs").select(["record_external_id"]).where("flow", "=", "post_purchase").where("record_external_id", "in", ids).execute();
 
@@ -85,8 +87,12 @@ describe("batch endpoints", () => {
     const [a, b, broken] = [uid("o"), uid("o"), uid("boom")];
     const brokenCustomer = uid("c");
     const allow = await refuseInserts(server.db, "orders", "boom-");
+    const itemByItem = await writtenItemByItem();
+    expect(itemByItem).toBeGreaterThanOrEqual(0);
     try {
       const res = await batch("orders", [order(a), order(broken, { customer: { external_id: brokenCustomer, phone: "+14155552671" } }), order(b)]);
+      // The one statement failed whole, and the items went one by one: counted, so that an operator sees it.
+      expect(await writtenItemByItem()).toBe(itemByItem + 1);
       expect(res.status).toBe(200);
       expect(res.body.results.map((r: { status: number; error?: string }) => [r.status, r.error ?? null])).toEqual([
         [201, null],

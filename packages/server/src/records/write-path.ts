@@ -332,6 +332,9 @@ export const refusal = (externalId: string | null, error: AppError): ItemResult 
 
 export type ParsedItem<Body> = { externalId: string | null; value: Body; ignored: string[]; refused?: undefined } | { externalId: string | null; refused: ItemResult };
 
+/** Set-based writes of a batch or an import's chunk that failed for a reason of the service's own (see `upsertTogether`), for /metrics. */
+export const togetherFailed = { count: 0 };
+
 /**
  * The valid items of a batch written together, set-based, when their keys are
  * distinct (a key repeated must apply in order, one write after the other).
@@ -353,8 +356,11 @@ async function upsertTogether<Body, Record extends object>(
     written = await upsertMany(call, valid.map((item) => item.value));
   } catch (error) {
     if (error instanceof AppError || isDatabaseUnavailable(error) || isRetryable(error)) throw error;
-    // Its savepoint rolled back: nothing of it stays, and the items go one by one.
-    ctx.logger.warn({ err: errorForLog(error), requestId: ctx.requestId }, "batch written item by item");
+    // Its savepoint rolled back: nothing of it stays, and the items go one by one (which tells whose it was). Right
+    // answers, but each such write is a failure of the service's own, counted for /metrics: an unforeseen one would
+    // otherwise only show as batches several times slower.
+    togetherFailed.count++;
+    ctx.logger.error({ err: errorForLog(error), requestId: ctx.requestId }, "batch written item by item");
     return undefined;
   }
   const results = written.values();
