@@ -19,9 +19,9 @@ const granted = (storeId: number): NonNullable<KeyAccess> => ({
 function cached(cache: AccessCache, answer: (storeId: number) => KeyAccess = granted) {
   const reads: number[] = [];
   const lookup = (storeId: number) =>
-    cache.get(`hash-${storeId}`, storeId, async () => {
+    cache.get(`hash-${storeId}`, storeId, () => {
       reads.push(storeId);
-      return answer(storeId);
+      return Promise.resolve(answer(storeId));
     });
   return { lookup, reads };
 }
@@ -82,10 +82,10 @@ describe("the key cache", () => {
     cache.setLive(true);
     let reads = 0;
     const lookup = () =>
-      cache.get("hash", 9, async () => {
+      cache.get("hash", 9, () => {
         reads++;
         if (reads === 1) cache.notified();
-        return granted(9);
+        return Promise.resolve(granted(9));
       });
     await lookup();
     await lookup();
