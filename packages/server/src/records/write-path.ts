@@ -137,7 +137,8 @@ export const PHONES_REMEMBERED = 100_000;
  * the text and (for a phone without `+`) the country, so a remembered one is
  * exactly what reading it again would give. `lru-cache` forgets in constant
  * time: a `Map` evicted from its front (`keys().next()`) walks past every entry
- * deleted before it, 50 µs a phone once full, a third of a customer import's thread.
+ * deleted before it, 50-60 µs a phone once full (an import of a million
+ * customers ran 1.87 times as fast without it).
  */
 export function phoneReader(capacity: number): (input: string, defaultCountry: string | null) => PhoneResult {
   /** `true`: valid and already in E.164, the common case, kept without a copy. */
