@@ -287,11 +287,17 @@ export function withTestServer(ready: (server: TestServer, tenant: TestTenant) =
   afterAll(() => started?.close());
 }
 
-/** How many times the service ran a transaction again for `reason` (its metrics' `db_retries_total`). */
-export async function retriesCounted(server: TestServer, reason: string): Promise<number> {
+/** The value of one series of the service's /metrics, named as it prints it (`name{label="value"}`); a series it does not print fails the test. */
+export async function metricValue(server: TestServer, series: string): Promise<number> {
   const text = (await server.request("GET", "/metrics", { key: ADMIN_TOKEN })).text;
-  return Number(new RegExp(`db_retries_total\\{reason="${reason}"\\} (\\d+)`).exec(text)?.[1] ?? "NaN");
+  const escaped = series.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const value = new RegExp(`^${escaped} (\\d+)$`, "m").exec(text)?.[1];
+  if (value === undefined) throw new Error(`/metrics has no series ${series}`);
+  return Number(value);
 }
+
+/** How many times the service ran a transaction again for `reason` (its metrics' `db_retries_total`). */
+export const retriesCounted = (server: TestServer, reason: string): Promise<number> => metricValue(server, `db_retries_total{reason="${reason}"}`);
 
 /** A logger for a test server that keeps its warnings and errors in `lines` (a test reads what the service said). */
 export const warningsInto = (lines: string[]) => pino({ level: "warn" }, { write: (line: string) => lines.push(line) });

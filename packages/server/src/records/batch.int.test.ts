@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, refuseInserts, startTestServer, type TestServer, uid, withTestServer, type TestTenant } from "../../test/helpers.js";
+import { metricValue, refuseInserts, startTestServer, type TestServer, uid, withTestServer, type TestTenant } from "../../test/helpers.js";
 
 let server: TestServer;
 let tenant: TestTenant;
@@ -9,7 +9,7 @@ const order = (id: string, extra: Record<string, unknown> = {}) => ({ external_i
 const batch = (resource: string, items: unknown, options: { key?: string; storeId?: number; headers?: Record<string, string> } = {}) =>
   server.request("POST", `/api/v1/stores/${options.storeId ?? tenant.store.id}/${resource}/batch`, { key: options.key ?? tenant.key, body: { items }, ...(options.headers ? { headers: options.headers } : {}) });
 /** Batch writes the service made again item by item after their one statement failed (its metrics). */
-const writtenItemByItem = async () => Number(/^batch_writes_item_by_item_total (\d+)$/m.exec((await server.request("GET", "/metrics", { key: ADMIN_TOKEN })).text)?.[1] ?? "NaN");
+const writtenItemByItem = () => metricValue(server, "batch_writes_item_by_item_total");
 const postPurchases = (ids: string[]) =>
   server.db.selectFrom("automation_jobs").select(["record_external_id"]).where("flow", "=", "post_purchase").where("record_external_id", "in", ids).execute();
 

@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, refuseInserts, type TestServer, uid, withTestServer, type TestTenant, warningsInto } from "../../test/helpers.js";
+import { metricValue, refuseInserts, type TestServer, uid, withTestServer, type TestTenant, warningsInto } from "../../test/helpers.js";
 import { gathered } from "./gathered.js";
 
 // Single pushes to one store that arrive while earlier ones are being written
@@ -19,8 +19,7 @@ const push = (resource: string, body: unknown) => server.request("POST", `/api/v
 
 /** The process's gathering, from /metrics: writes that carried several pushes. */
 async function gathering() {
-  const text = (await server.request("GET", "/metrics", { key: ADMIN_TOKEN })).text;
-  return { shared: Number(/^push_writes_total\{pushes="several"\} (\d+)/m.exec(text)?.[1] ?? "NaN") };
+  return { shared: await metricValue(server, 'push_writes_total{pushes="several"}') };
 }
 
 /**
