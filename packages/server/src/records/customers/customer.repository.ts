@@ -98,28 +98,29 @@ export async function takeContacts(db: Executor, storeId: number, phones: readon
     on conflict (store_id, phone) do update set synced_at = contacts.synced_at`.execute(db);
 }
 
-/** Every column of a customer, as a write answers it. */
-const CUSTOMER_COLUMNS = [
-  "id",
-  "store_id",
-  "external_id",
-  "keyed_by_phone",
-  "phone",
-  "first_name",
-  "last_name",
-  "email",
-  "locale",
-  "tags",
-  "lifetime_value",
-  "orders_count",
-  "contact_id",
-  "profile_version",
-  "profile_changed",
-  "source_updated_at",
-  "created_at",
-  "updated_at",
-  "deleted_at",
-] as const satisfies ReadonlyArray<keyof CustomerRow>;
+/** Every column of a customer, as a write answers it: each of the table's, so that a column added to it and not here fails to compile. */
+const CUSTOMER_COLUMN_SET: Record<keyof CustomerRow, true> = {
+  id: true,
+  store_id: true,
+  external_id: true,
+  keyed_by_phone: true,
+  phone: true,
+  first_name: true,
+  last_name: true,
+  email: true,
+  locale: true,
+  tags: true,
+  lifetime_value: true,
+  orders_count: true,
+  contact_id: true,
+  profile_version: true,
+  profile_changed: true,
+  source_updated_at: true,
+  created_at: true,
+  updated_at: true,
+  deleted_at: true,
+};
+const CUSTOMER_COLUMNS = Object.keys(CUSTOMER_COLUMN_SET) as ReadonlyArray<keyof CustomerRow>;
 
 /** The customers one statement writes, and their store. */
 export type CustomersToWrite = { storeId: number; writes: readonly CustomerWrite[] };
