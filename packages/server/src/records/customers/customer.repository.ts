@@ -62,7 +62,7 @@ export type CustomerWrite = { key: { external_id: string; keyed_by_phone: boolea
  * and its own key: a key twice in one statement is refused by PostgreSQL. A
  * push is a set of one.
  */
-export async function writeCustomers(db: Executor, push: CustomersToWrite & { backfill: boolean; strict: boolean }): Promise<Array<CustomerRow & { inserted: boolean }>> {
+export async function writeCustomers(db: Executor, push: CustomersToWrite & { backfill: boolean; strict: boolean }): Promise<WrittenCustomerRow[]> {
   if (push.writes.length === 0) return [];
   return written(await writeCustomersStatement(db, push));
 }
@@ -76,9 +76,19 @@ export async function writeCustomers(db: Executor, push: CustomersToWrite & { ba
 const writeCustomersStatement = statement(
   (db, value: ValueOf<CustomersToWrite & { backfill: boolean; strict: boolean }>, { writes }) =>
     withCustomerSyncs(db, value, fieldsOf(writes), writes.length === 1)
-      .selectFrom(writtenRows<CustomerRow & { inserted: boolean }, CustomersToWrite & { strict: boolean }>(value, WRITTEN.customers, (args) => args.writes.length))
-      .selectAll(),
+      .selectFrom(writtenRows<WrittenCustomerRow, CustomersToWrite & { strict: boolean }>(value, WRITTEN.customers, (args) => args.writes.length))
+      .select([...WRITTEN_CUSTOMER, "inserted"]),
 );
+
+/**
+ * The columns a customer's write answers with: the response's, and the id an
+ * order or a checkout links to. Not the phone, contact, profile version and
+ * times, which the statement's own triggers read and nothing after it does.
+ */
+export const WRITTEN_CUSTOMER = ["id", "store_id", "external_id", "first_name", "last_name", "email", "locale", "tags", "lifetime_value", "orders_count"] as const;
+export type WrittenCustomer = Pick<CustomerRow, (typeof WRITTEN_CUSTOMER)[number]>;
+/** What a statement wrote of a customer, and whether it created it. */
+export type WrittenCustomerRow = WrittenCustomer & { inserted: boolean };
 
 /** `withCustomers` with what the customers written trigger (see `withTriggers`). */
 function withCustomerSyncs<A extends CustomersToWrite & { backfill: boolean }>(db: Executor, value: ValueOf<A>, columns: readonly (keyof CustomerFields)[], one: boolean) {

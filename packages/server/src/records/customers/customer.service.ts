@@ -12,7 +12,7 @@ import { listPage } from "../pages.js";
 import type { ReadBack } from "../read-back.js";
 import * as repo from "./customer.repository.js";
 
-export function toCustomer(row: CustomerRow): Customer {
+export function toCustomer(row: repo.WrittenCustomer): Customer {
   return {
     external_id: row.external_id ?? "",
     store_id: row.store_id,
@@ -59,8 +59,8 @@ export async function upsertCustomersIn(
   store: StoreContext,
   inputs: readonly CustomerInput[],
   options: TriggerOptions,
-): Promise<Map<string, CustomerRow & { inserted: boolean }>> {
-  const rows = new Map<string, CustomerRow & { inserted: boolean }>();
+): Promise<Map<string, repo.WrittenCustomerRow>> {
+  const rows = new Map<string, repo.WrittenCustomerRow>();
   const groups = byShape(inputs.map(toCustomerWrite), (write) => write.fields, (write) => write.key.external_id);
   // Each group's statement takes its contacts in phone order; over several groups, they are taken
   // all together first, so that two batches sharing contacts never wait for each other in a cycle.
@@ -186,7 +186,7 @@ export const customerWrite = upsertSpec({
 });
 
 /** The customers embedded in records (orders, checkouts), written as they would be pushed alone one after the other. */
-export type EmbeddedCustomers = { rowOf(customer: CustomerInput): CustomerRow & { inserted: boolean } };
+export type EmbeddedCustomers = { rowOf(customer: CustomerInput): repo.WrittenCustomerRow };
 
 /**
  * Upserts the customers embedded in many records at once, inside the caller's
