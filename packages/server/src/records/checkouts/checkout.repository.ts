@@ -3,7 +3,18 @@ import { sql } from "kysely";
 import { withTriggers, WRITTEN } from "../../automations/triggers.js";
 import { arrayColumns, carriedColumns, mergedColumns, notStaleFor, now, overTables, rowValues, unnestRows, upsertRecords, wasInserted, written, writtenRows, statement, type ValueOf } from "../../db/sql.js";
 import { EMBEDDING_TYPES, embedding, type EmbeddingToWrite, type EmbeddingValues } from "../customers/customer.repository.js";
-import type { CheckoutRow, Executor } from "../../db/types.js";
+import type { Selectable } from "kysely";
+import type { CheckoutTable, Executor } from "../../db/types.js";
+
+/**
+ * The columns a write answers with: the response's, and the id. Not the line
+ * items, metadata, customer and times, which the statement's own triggers
+ * read and nothing after it does.
+ */
+export const WRITTEN_CHECKOUT = ["id", "store_id", "external_id", "status", "total_price", "currency", "recovery_url", "tags", "created_at"] as const;
+export type WrittenCheckout = Pick<Selectable<CheckoutTable>, (typeof WRITTEN_CHECKOUT)[number]>;
+/** What a statement wrote of a checkout, and whether it created it. */
+export type WrittenCheckoutRow = WrittenCheckout & { inserted: boolean };
 
 /** A checkout's write as plain values (see `EmbeddingValues`), for `writeCheckouts`. */
 export type CheckoutValues = EmbeddingValues & { abandoned_at: string; recovery_url?: string | null };
@@ -22,7 +33,7 @@ export type CheckoutsToWrite = EmbeddingToWrite<CheckoutValues> & { recoveryDela
  * are not abandoned and the jobs they call for (contact syncs and
  * recoveries), chosen in SQL. Built once per set of fields (see `statement`).
  */
-export async function writeCheckouts(db: Executor, push: CheckoutsToWrite): Promise<Array<CheckoutRow & { inserted: boolean }>> {
+export async function writeCheckouts(db: Executor, push: CheckoutsToWrite): Promise<WrittenCheckoutRow[]> {
   return push.records.length === 0 ? [] : written(await writeCheckoutsStatement(db, push));
 }
 
@@ -40,8 +51,8 @@ const writeCheckoutsStatement = statement(
         .returning(wasInserted.as("inserted")),
     );
     return withTriggers(chk, { tables: [...tables, WRITTEN.checkouts] }, store, { backfill: value((args) => args.backfill) })
-      .selectFrom(writtenRows<CheckoutRow & { inserted: boolean }, CheckoutsToWrite>(value, WRITTEN.checkouts, (args) => args.records.length))
-      .selectAll();
+      .selectFrom(writtenRows<WrittenCheckoutRow, CheckoutsToWrite>(value, WRITTEN.checkouts, (args) => args.records.length))
+      .select([...WRITTEN_CHECKOUT, "inserted"]);
   },
 );
 

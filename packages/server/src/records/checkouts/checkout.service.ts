@@ -2,7 +2,7 @@ import { type Checkout, type CheckoutInput, type CheckoutPatch, type CheckoutRec
 import type { StoreContext } from "../../tenancy/access.js";
 import type { TriggerOptions } from "../../automations/triggers.js";
 import { inStatement, formatMoney, formatTimestamp } from "../../db/sql.js";
-import type { CheckoutRow, Db } from "../../db/types.js";
+import type { Db } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import { unstorableText } from "../../text.js";
 import { embeddingFields, writeEmbedding } from "../orders/order.service.js";
@@ -18,7 +18,7 @@ function toCheckoutRecord(row: repo.CheckoutRecordRow): CheckoutRecord {
   return { ...toCheckout(row), abandoned_at: formatTimestamp(row.abandoned_at), ...embeddingRecord(row) };
 }
 
-export function toCheckout(row: CheckoutRow): Checkout {
+export function toCheckout(row: repo.WrittenCheckout): Checkout {
   return {
     external_id: row.external_id,
     store_id: row.store_id,

@@ -66,7 +66,16 @@ export type ShipmentValues = Omit<ShipmentWrite, "order_id"> & { order_id?: numb
  * whether the write changed the status) and the notifications they call for,
  * chosen in SQL (see `withTriggers`). Built once per set of fields (see `statement`).
  */
-export async function writeShipments(db: Executor, push: ShipmentsToWrite): Promise<Array<ShipmentRow & { inserted: boolean }>> {
+/**
+ * The columns a write answers with: the response's, and the id. Not the
+ * metadata and times, which nothing after the statement reads.
+ */
+export const WRITTEN_SHIPMENT = ["id", "store_id", "external_id", "order_id", "tracking_number", "tracking_url", "carrier", "status"] as const;
+export type WrittenShipment = Pick<ShipmentRow, (typeof WRITTEN_SHIPMENT)[number]>;
+/** What a statement wrote of a shipment, and whether it created it. */
+export type WrittenShipmentRow = WrittenShipment & { inserted: boolean };
+
+export async function writeShipments(db: Executor, push: ShipmentsToWrite): Promise<WrittenShipmentRow[]> {
   return push.shipments.length === 0 ? [] : written(await writeShipmentsStatement(db, push));
 }
 
@@ -98,8 +107,8 @@ const writeShipmentsStatement = statement(
         .returning(wasInserted.as("inserted")),
     );
     return withTriggers(written, { tables: [WRITTEN.shipments] }, { id: storeId }, { backfill: value((args) => args.backfill) })
-      .selectFrom(writtenRows<ShipmentRow & { inserted: boolean }, ShipmentsToWrite>(value, WRITTEN.shipments, (args) => args.shipments.length))
-      .selectAll();
+      .selectFrom(writtenRows<WrittenShipmentRow, ShipmentsToWrite>(value, WRITTEN.shipments, (args) => args.shipments.length))
+      .select([...WRITTEN_SHIPMENT, "inserted"]);
   },
 );
 

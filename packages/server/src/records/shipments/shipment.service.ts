@@ -2,7 +2,7 @@ import { type Shipment, type ShipmentInput, type ShipmentRecord, shipmentInputSc
 import { formatOptionalTimestamp, formatTimestamp } from "../../db/sql.js";
 import type { StoreContext } from "../../tenancy/access.js";
 import type { TriggerOptions } from "../../automations/triggers.js";
-import type { Db, ShipmentRow } from "../../db/types.js";
+import type { Db } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import type { Upserted } from "../calls.js";
 import { byShape, onlyGroup, presentOnly, sharedOptionalColumns, inGroups, writeRecords, upsertSpec } from "../write-path.js";
@@ -23,7 +23,7 @@ function toShipmentRecord(row: repo.ShipmentRecordRow): ShipmentRecord {
   };
 }
 
-export function toShipment(row: ShipmentRow): Shipment {
+export function toShipment(row: repo.WrittenShipment): Shipment {
   return {
     external_id: row.external_id,
     store_id: row.store_id,
