@@ -1,9 +1,8 @@
 import type { CheckoutStatus } from "@commerce-ingest/shared";
-import { sql } from "kysely";
+import { sql, type Selectable } from "kysely";
 import { withTriggers, WRITTEN } from "../../automations/triggers.js";
 import { arrayColumns, carriedColumns, mergedColumns, notStaleFor, now, overTables, rowValues, unnestRows, upsertRecords, wasInserted, written, writtenRows, statement, type ValueOf } from "../../db/sql.js";
 import { EMBEDDING_TYPES, embedding, type EmbeddingToWrite, type EmbeddingValues } from "../customers/customer.repository.js";
-import type { Selectable } from "kysely";
 import type { CheckoutTable, Executor } from "../../db/types.js";
 
 /**

@@ -40,6 +40,16 @@ const SYNCED = ["phone", "first_name", "last_name", "email", "locale", "tags", "
 export type CustomerWrite = { key: { external_id: string; keyed_by_phone: boolean }; fields: CustomerFields };
 
 /**
+ * The columns a customer's write answers with: the response's, and the id an
+ * order or a checkout links to. Not the phone, contact, profile version and
+ * times, which the statement's own triggers read and nothing after it does.
+ */
+export const WRITTEN_CUSTOMER = ["id", "store_id", "external_id", "first_name", "last_name", "email", "locale", "tags", "lifetime_value", "orders_count"] as const;
+export type WrittenCustomer = Pick<CustomerRow, (typeof WRITTEN_CUSTOMER)[number]>;
+/** What a statement wrote of a customer, and whether it created it. */
+export type WrittenCustomerRow = WrittenCustomer & { inserted: boolean };
+
+/**
  * Inserts or merges the active customers with these keys, and their phones'
  * messaging contacts (created on first sight), in one statement: concurrent
  * pushes of one new customer make exactly one customer and one contact. The
@@ -80,15 +90,6 @@ const writeCustomersStatement = statement(
       .select([...WRITTEN_CUSTOMER, "inserted"]),
 );
 
-/**
- * The columns a customer's write answers with: the response's, and the id an
- * order or a checkout links to. Not the phone, contact, profile version and
- * times, which the statement's own triggers read and nothing after it does.
- */
-export const WRITTEN_CUSTOMER = ["id", "store_id", "external_id", "first_name", "last_name", "email", "locale", "tags", "lifetime_value", "orders_count"] as const;
-export type WrittenCustomer = Pick<CustomerRow, (typeof WRITTEN_CUSTOMER)[number]>;
-/** What a statement wrote of a customer, and whether it created it. */
-export type WrittenCustomerRow = WrittenCustomer & { inserted: boolean };
 
 /** `withCustomers` with what the customers written trigger (see `withTriggers`). */
 function withCustomerSyncs<A extends CustomersToWrite & { backfill: boolean }>(db: Executor, value: ValueOf<A>, columns: readonly (keyof CustomerFields)[], one: boolean) {

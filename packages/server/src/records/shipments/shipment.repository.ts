@@ -59,14 +59,6 @@ export type ShipmentsToWrite = { storeId: number; shipments: readonly ShipmentVa
 export type ShipmentValues = Omit<ShipmentWrite, "order_id"> & { order_id?: number };
 
 /**
- * Writes shipments in one statement, atomic by itself, whichever entry they
- * came from (a push is a set of one): their orders found and locked by
- * external id when they name them (CTE `ord`, in key order), the shipments
- * (CTE `ship`; re-posting with another order re-links; `status_changed` says
- * whether the write changed the status) and the notifications they call for,
- * chosen in SQL (see `withTriggers`). Built once per set of fields (see `statement`).
- */
-/**
  * The columns a write answers with: the response's, and the id. Not the
  * metadata and times, which nothing after the statement reads.
  */
@@ -75,6 +67,14 @@ export type WrittenShipment = Pick<ShipmentRow, (typeof WRITTEN_SHIPMENT)[number
 /** What a statement wrote of a shipment, and whether it created it. */
 export type WrittenShipmentRow = WrittenShipment & { inserted: boolean };
 
+/**
+ * Writes shipments in one statement, atomic by itself, whichever entry they
+ * came from (a push is a set of one): their orders found and locked by
+ * external id when they name them (CTE `ord`, in key order), the shipments
+ * (CTE `ship`; re-posting with another order re-links; `status_changed` says
+ * whether the write changed the status) and the notifications they call for,
+ * chosen in SQL (see `withTriggers`). Built once per set of fields (see `statement`).
+ */
 export async function writeShipments(db: Executor, push: ShipmentsToWrite): Promise<WrittenShipmentRow[]> {
   return push.shipments.length === 0 ? [] : written(await writeShipmentsStatement(db, push));
 }
