@@ -90,7 +90,6 @@ const writeCustomersStatement = statement(
       .select([...WRITTEN_CUSTOMER, "inserted"]),
 );
 
-
 /** `withCustomers` with what the customers written trigger (see `withTriggers`). */
 function withCustomerSyncs<A extends CustomersToWrite & { backfill: boolean }>(db: Executor, value: ValueOf<A>, columns: readonly (keyof CustomerFields)[], one: boolean) {
   return withTriggers(withCustomers(db, value, columns, one), { tables: [WRITTEN.customers] }, { id: value((args) => args.storeId) }, { backfill: value((args) => args.backfill) });
@@ -109,7 +108,12 @@ export async function takeContacts(db: Executor, storeId: number, phones: readon
     on conflict (store_id, phone) do update set synced_at = contacts.synced_at`.execute(db);
 }
 
-/** Every column of a customer, as a write answers it: each of the table's, so that a column added to it and not here fails to compile. */
+/**
+ * Every column of a customer, as the statement's CTEs hold the customers it
+ * wrote or left as stored (its triggers and links read them; what it answers
+ * is `WRITTEN_CUSTOMER`): each of the table's, so that a column added to it
+ * and not here fails to compile.
+ */
 const CUSTOMER_COLUMN_SET: Record<keyof CustomerRow, true> = {
   id: true,
   store_id: true,
