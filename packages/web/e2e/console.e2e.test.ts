@@ -235,6 +235,9 @@ describe.runIf(browserAvailable())("the web console in Chromium", () => {
     expect(await teamSwitch.locator("option:checked").textContent()).toBe("Delta");
     await shot(page, "10-two-teams");
     await teamSwitch.selectOption({ label: "Gamma" });
+    // The switch settles on Gamma; a refused one would say why in an alert, read here instead of waiting on.
+    const switched = () => page.evaluate(() => document.querySelector("[role=alert]")?.textContent ?? document.querySelector("select.team option:checked")?.textContent);
+    await expect.poll(switched).toBe("Gamma");
     await page.getByRole("link", { name: "Stores" }).click();
     await page.getByRole("cell", { name: "Gamma shop" }).waitFor();
     expect(await page.content()).not.toContain("Delta shop");
@@ -260,6 +263,17 @@ describe.runIf(browserAvailable())("the web console in Chromium", () => {
     ]) {
       expect(entries.some((entry) => entry.includes(`${actor}${action}${target}`))).toBe(true);
     }
+
+    // Removed from Delta while her console still lists it, Ada cannot switch back: she is told, and stays on Gamma.
+    await bob.getByRole("link", { name: "Team" }).click();
+    await bob.getByRole("button", { name: "Remove ada@gamma.example" }).click();
+    await bob.getByRole("dialog", { name: "Remove the member" }).getByRole("button", { name: "Remove the member" }).click();
+    await bob.getByRole("cell", { name: "ada@gamma.example", exact: true }).waitFor({ state: "detached" });
+    await teamSwitch.selectOption({ label: "Delta" });
+    await page.getByRole("alert").filter({ hasText: "The team was not switched: Team not found" }).waitFor();
+    await page.locator("span.team", { hasText: "Gamma" }).waitFor();
+    await page.getByRole("cell", { name: "Gamma shop" }).waitFor();
+    await shot(page, "11-switch-refused");
     await Promise.all([page.close(), bob.close(), revoked.close()]);
   });
 

@@ -1,6 +1,8 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect } from "react";
 import { Link, Navigate, NavLink, Outlet, useLocation, useNavigate } from "react-router";
-import { trpc } from "../trpc.js";
+import { problemOf, trpc } from "../trpc.js";
+import { ErrorLine } from "./ui.js";
 
 /** The frame of every signed-in page; without a session, the sign-in page (coming back here after). */
 export function SignedIn() {
@@ -17,13 +19,19 @@ export function SignedIn() {
   });
   // The page shown, read afresh for the other team (nothing of the one left is kept); a store's own pages belong to
   // the team left, so they give way to the other team's stores. Where the member went while it switched, it stays.
+  // A switch refused (the member was removed from that team meanwhile, say) says why and stays on the team shown,
+  // whose list of teams is read again.
   const switchTeam = useMutation({
     mutationFn: (teamId: number) => trpc.session.switchTeam.mutate({ team_id: teamId }),
     onSuccess: async () => {
       if (window.location.pathname.startsWith("/stores/")) await navigate("/stores");
       await queryClient.resetQueries();
     },
+    onError: () => queryClient.invalidateQueries({ queryKey: ["me"] }),
   });
+  // What a refused switch said stays until the member moves on to another page.
+  const forgetSwitch = switchTeam.reset;
+  useEffect(() => forgetSwitch(), [location.pathname, forgetSwitch]);
   if (me.isPending) return <p className="loading">Loading…</p>;
   if (me.isError) return <p className="error" role="alert">The console cannot reach the server. Try again in a moment.</p>;
   if (!me.data) return <Navigate to={`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`} replace />;
@@ -65,6 +73,7 @@ export function SignedIn() {
         </button>
       </header>
       <main>
+        <ErrorLine error={switchTeam.isError ? `The team was not switched: ${problemOf(switchTeam.error).message}` : undefined} />
         <Outlet />
       </main>
     </div>
