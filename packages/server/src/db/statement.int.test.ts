@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseHandle } from "./index.js";
-import { checkStatements, shapeOf, statement, type ValueOf } from "./sql.js";
+import { checkStatements, shapeOf, statement, unnestRows, type ValueOf } from "./sql.js";
 import { createTestDatabase } from "../../test/helpers.js";
 
 type Tags = { storeId: number; tags: readonly string[]; upper?: true };
@@ -80,5 +80,49 @@ describe("a statement's shape", () => {
     expect(shapeOf({ storeId: 1, records: [order("a", { currency: "EUR" })] })).not.toBe(shapeOf({ storeId: 1, records: [order("a")] }));
     expect(shapeOf({ a: 1, b: 2 })).not.toBe(shapeOf({ b: 2, a: 1 }));
     expect(shapeOf({ a: 1, b: undefined })).toBe(shapeOf({ a: 1 }));
+  });
+});
+
+describe("a column's values sent as one array parameter", () => {
+  const awkward = ["plain", "", "NULL", "null", 'with "quotes"', "back\\slash", 'both \\" at once', "a,b", "{braces}", " spaced ", "tab\there", "new\nline", "ünïcode 😀", null];
+  /** The rows `unnestRows` makes of `columns` (each row's key its index), as the database answers them. */
+  const unnested = async (columns: Record<string, { type: string; values: readonly unknown[] }>, picked = sql`r.*`) => {
+    const count = Object.values(columns)[0]?.values.length ?? 0;
+    const keys = Array.from({ length: count }, (_, index) => String(index).padStart(3, "0"));
+    const rows = unnestRows([], [{ name: "external_id", type: "text", values: keys }, ...Object.entries(columns).map(([name, column]) => ({ name, ...column }))]);
+    return (await sql<Record<string, unknown>>`select ${picked} from (${rows}) as r`.execute(handle.db)).rows;
+  };
+
+  it("arrive exactly as given, whatever characters they hold, on the database in use", async () => {
+    expect((await unnested({ v: { type: "text", values: awkward } })).map((row) => row.v)).toEqual(awkward);
+    // Lists of tags and objects travel as JSON: what they hold arrives as it was, and a null is SQL's null.
+    const lists = [["a", 'b"c', "d\\e"], [], null, ["NULL", "{x}"]];
+    expect((await unnested({ v: { type: "text[]", values: lists } })).map((row) => row.v)).toEqual(lists);
+    // A jsonb value given as an object is its JSON; given as text, the JSON that text is (a list's, a string's).
+    const objects = [{ note: 'say "hi"\\', n: 1, nested: { list: [1, "two"] } }, null, {}, undefined, '[{"sku":"A\\"1"}]', '"just text"', "null"];
+    expect(await unnested({ v: { type: "jsonb", values: objects } }, sql`r.v, r.v is null as missing, jsonb_typeof(r.v) as kind`)).toEqual([
+      { v: objects[0], missing: false, kind: "object" },
+      { v: null, missing: true, kind: null },
+      { v: {}, missing: false, kind: "object" },
+      { v: null, missing: true, kind: null },
+      { v: [{ sku: 'A"1' }], missing: false, kind: "array" },
+      { v: "just text", missing: false, kind: "string" },
+      { v: null, missing: false, kind: "null" },
+    ]);
+    // Text that is not JSON is refused, as pg's own parameters refuse it, never taken for more than one value.
+    await expect(unnested({ v: { type: "jsonb", values: ['1"], ["2'] } })).rejects.toThrow(/json/i);
+    // Times as instants, numbers and flags as their text.
+    const times = [new Date(Date.UTC(2026, 10, 20, 14, 3, 0, 120)), "2026-11-20T16:03:00+02:00", null];
+    expect(await unnested({ v: { type: "timestamptz", values: times } }, sql`to_char(r.v at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS') as v`)).toEqual([
+      { v: "2026-11-20T14:03:00.120" },
+      { v: "2026-11-20T14:03:00.000" },
+      { v: null },
+    ]);
+    const scalars = { amount: { type: "numeric", values: ["129.90", 0.5, null] }, id: { type: "bigint", values: [9007199254740993n, 7, null] }, flag: { type: "boolean", values: [true, false, null] } };
+    expect(await unnested(scalars, sql`r.amount::text as amount, r.id::text as id, r.flag`)).toEqual([
+      { amount: "129.90", id: "9007199254740993", flag: true },
+      { amount: "0.5", id: "7", flag: false },
+      { amount: null, id: null, flag: null },
+    ]);
   });
 });

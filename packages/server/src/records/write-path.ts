@@ -61,10 +61,16 @@ function unstorable(value: unknown, path: Path, depth: number, texts: boolean, d
     return;
   }
   for (const key in value) {
+    const child = (value as Record<string, unknown>)[key];
+    // A field's path is made only to descend into it or to name a problem: most fields are values without one.
+    if (!texts && (typeof child !== "object" || child === null)) {
+      tally.values++;
+      continue;
+    }
     const field: Path = { key, parent: path };
     const problem = texts ? unstorableText(key) : undefined;
     if (problem) details.push({ path: spelled(field), message: problem });
-    unstorable((value as Record<string, unknown>)[key], field, depth + 1, texts, details, tally);
+    unstorable(child, field, depth + 1, texts, details, tally);
   }
 }
 
@@ -210,17 +216,22 @@ function objectShape(schema: z.ZodType): Record<string, z.ZodType> | undefined {
 
 /** Dotted paths of the fields the schema does not know (free-form fields, such as metadata, have none). */
 export function unknownFields(schema: z.ZodType, value: unknown, prefix = ""): string[] {
+  const unknown: string[] = [];
+  collectUnknown(schema, value, prefix, unknown);
+  return unknown;
+}
+
+function collectUnknown(schema: z.ZodType, value: unknown, prefix: string, unknown: string[]): void {
   const shape = objectShape(schema);
-  if (!shape || !isNode(value) || Array.isArray(value)) return [];
-  let unknown: string[] | undefined;
+  if (!shape || !isNode(value) || Array.isArray(value)) return;
   for (const key in value) {
     if (!Object.hasOwn(value, key)) continue;
     // Own fields of the shape only: `constructor` or `__proto__` in a body is as unknown as any other name.
     const known = Object.hasOwn(shape, key) ? shape[key] : undefined;
-    const found = known ? unknownFields(known, value[key], `${prefix}${key}.`) : [`${prefix}${key}`];
-    if (found.length > 0) (unknown ??= []).push(...found);
+    const field = value[key];
+    if (!known) unknown.push(`${prefix}${key}`);
+    else if (isNode(field) && !Array.isArray(field)) collectUnknown(known, field, `${prefix}${key}.`, unknown);
   }
-  return unknown ?? [];
 }
 
 /** What the parser made of a body: its value, and the fields it ignored. */
@@ -597,14 +608,31 @@ export function byShape<W extends object>(writes: readonly W[], fields: (write: 
   // A push alone is its own group: nothing to compare.
   if (writes.length <= 1) return writes.length === 0 ? [] : [[...writes]];
   const shapes = new Map<string, W[]>();
+  // Records built by one path mostly list the same fields in the same order as the one before: such a record joins
+  // that one's group with nothing made; the others are sorted into theirs by the names of their fields.
+  let last: { names: string[]; group: W[] } | undefined;
   for (const write of writes) {
-    const shape = Object.keys(fields(write)).sort().join();
-    const group = shapes.get(shape);
-    if (group) group.push(write);
-    else shapes.set(shape, [write]);
+    const carried = fields(write);
+    if (last && namesAre(carried, last.names)) {
+      last.group.push(write);
+      continue;
+    }
+    const names = Object.keys(carried);
+    const shape = [...names].sort().join();
+    let group = shapes.get(shape);
+    if (!group) shapes.set(shape, (group = []));
+    group.push(write);
+    last = { names, group };
   }
   const order = (a: W, b: W) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0);
   return [...shapes.values()].map((group) => group.sort(order));
+}
+
+/** Whether `object`'s own fields are `names`, in that order. */
+function namesAre(object: object, names: readonly string[]): boolean {
+  let index = 0;
+  for (const name in object) if (names[index++] !== name) return false;
+  return index === names.length;
 }
 
 /** The writes (grouped by `byShape`) when they are of one set of fields, so one statement writes them all; otherwise nothing. */
