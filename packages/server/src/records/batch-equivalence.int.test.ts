@@ -113,6 +113,42 @@ describe("a batch leaves what the same pushes one by one leave", () => {
     expect(await read(tenant.store.id, tenant.key, "shipments", shipped)).toMatchObject({ status: "delivered", carrier: "UPS", tracking_number: "1Z 999", tracking_url: null, metadata });
   });
 
+  it("store lists, metadata and line items of many records of one shape, written by one statement, as their pushes alone do", async () => {
+    const other = await server.createTenant();
+    const awkward = ['quote"d', "back\\slash", "brace}{", "comma,semi;", "NULL", "naïve 🎉", ""];
+    const many = (i: number) => ({
+      tags: [awkward[i % awkward.length] ?? "", `t-${i}`],
+      metadata: { note: awkward[(i + 1) % awkward.length], nested: { list: [i, "two", null], quote: 'say "hi"\\' } },
+    });
+    const ids = Array.from({ length: 4 }, () => uid("m"));
+    const items: Array<[string, Array<Record<string, unknown>>]> = [
+      ["customers", ids.map((id, i) => ({ external_id: id, phone: `+1415555${String(3000 + i)}`, first_name: awkward[i], tags: many(i).tags }))],
+      ["orders", ids.map((id, i) => order(id, { ...many(i), line_items: [{ sku: awkward[i], quantity: i + 1, note: { deep: [awkward[i + 1]] } }] }))],
+      ["checkouts", ids.map((id, i) => ({ external_id: id, abandoned_at: "2026-11-22T09:00:00Z", total_price: 5 + i, customer: { phone: "+14155550199" }, ...many(i), line_items: [{ title: awkward[i] }] }))],
+      ["shipments", ids.map((id, i) => ({ external_id: id, order_external_id: id, status: "in_transit", tracking_number: awkward[i], metadata: many(i).metadata }))],
+    ];
+    const read = async (storeId: number, key: string, resource: string, id: string) => {
+      const res = await server.request("GET", `/api/v1/stores/${storeId}/${resource}/${id}`, { key });
+      expect(res.status).toBe(200);
+      const { id: _id, store_id: _store, created_at: _created, updated_at: _updated, order_id: _order, ...fields } = res.body;
+      return fields;
+    };
+    const before = writtenOneByOne().length;
+    for (const [resource, records] of items) {
+      for (const item of records) expect((await server.request("POST", `/api/v1/stores/${other.store.id}/${resource}`, { key: other.key, body: item })).status).toBeLessThan(300);
+      const res = await batch(resource, records);
+      expect(res.body.results.map((result: { status: number }) => result.status)).toEqual(records.map(() => 201));
+    }
+    // One statement per resource wrote its four records: none was written item by item.
+    expect(writtenOneByOne().length).toBe(before);
+    for (const [resource] of items) for (const id of ids) expect(await read(tenant.store.id, tenant.key, resource, id)).toEqual(await read(other.store.id, other.key, resource, id));
+    for (const [index, id] of ids.entries()) {
+      expect(await read(tenant.store.id, tenant.key, "orders", id)).toMatchObject({ ...many(index), line_items: [{ sku: awkward[index], quantity: index + 1, note: { deep: [awkward[index + 1]] } }] });
+      expect(await read(tenant.store.id, tenant.key, "customers", id)).toMatchObject({ first_name: awkward[index] || null, tags: many(index).tags });
+      expect(await read(tenant.store.id, tenant.key, "shipments", id)).toMatchObject({ tracking_number: awkward[index] || null, metadata: many(index).metadata });
+    }
+  });
+
   it("write customers together, as the same pushes one by one leave them: created, updated, stale, erased, keyed by phone", async () => {
     const [fresh, known, newer, erased] = [uid("c"), uid("c"), uid("c"), uid("c")];
     const phone = (n: number) => `+1415555${String(3000 + (seq % 900) * 10 + n).slice(-4)}`;
