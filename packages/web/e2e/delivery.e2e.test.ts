@@ -183,9 +183,11 @@ describe.runIf(browserAvailable())("delivery and debugging in the console, at 12
       await page.getByLabel("Code").fill("");
       await page.getByLabel("Status").fill("413");
       // Written by the refusal's attribution after the answer; should it not come, the server's own lines say why.
-      const explained = (error: unknown) => {
+      const explained = async (error: unknown) => {
         const lines = server.output().split("\n").filter((line) => /"level":(40|50)|"status":(413|404)/.test(line)).slice(-20);
-        throw new Error(`${error instanceof Error ? error.message : String(error)}\nthe server's warnings and refusals:\n${lines.join("\n")}`);
+        // And what the page showed: its address, any alert, the log's rows.
+        const shown = await page.evaluate(() => [location.href, ...[...document.querySelectorAll("[role=alert], table.requests tbody tr")].map((element) => element.textContent ?? "")].join("\n"));
+        throw new Error(`${error instanceof Error ? error.message : String(error)}\nthe server's warnings and refusals:\n${lines.join("\n")}\nthe page:\n${shown}`);
       };
       await expect.poll(() => page.locator("table.requests").first().locator("tbody tr").count(), { timeout: 15_000 }).toBe(1).catch(explained);
       await page.getByRole("cell", { name: /payload_too_large|too large/i }).waitFor();
