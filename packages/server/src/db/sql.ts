@@ -64,12 +64,12 @@ const NEEDS_ESCAPE = /["\\]/;
 const ESCAPED_IN_ELEMENT = /["\\]/g;
 
 /**
- * A list of scalars as the array literal pg would send for it (`{"a","b",NULL}`; a date as its ISO instant, an
- * object as JSON), made in one pass: pg's own serializer builds it with two regular-expression replaces and a new
- * string per element: a sixth of what an orders import allocates. Anything else (a nested list, a buffer)
- * is left to pg, as the list itself.
+ * A list of scalars as the array literal pg would send for it (`{"a","b",NULL}`; a date as its ISO instant),
+ * made in one pass: pg's own serializer builds it with two regular-expression replaces and a new string per
+ * element: a sixth of what an orders import allocates. Anything else (an object, a nested list, a buffer) is
+ * left to pg, as the list itself.
  */
-export function arrayLiteral(values: readonly unknown[]): string | unknown[] {
+function arrayLiteral(values: readonly unknown[]): string | unknown[] {
   let literal = "{";
   for (let index = 0; index < values.length; index++) {
     const value = values[index];
@@ -80,7 +80,6 @@ export function arrayLiteral(values: readonly unknown[]): string | unknown[] {
     } else if (typeof value === "string") text = value;
     else if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") text = String(value);
     else if (value instanceof Date) text = value.toISOString();
-    else if (typeof value === "object" && !Array.isArray(value) && !ArrayBuffer.isView(value)) text = JSON.stringify(value);
     else return [...values];
     const quoted = NEEDS_ESCAPE.test(text) ? `"${text.replace(ESCAPED_IN_ELEMENT, "\\$&")}"` : `"${text}"`;
     literal += index === 0 ? quoted : `,${quoted}`;
