@@ -196,6 +196,20 @@ describe.runIf(browserAvailable())("delivery and debugging in the console, at 12
       // The unknown key: counted by its first characters, never shown whole.
       await page.getByRole("cell", { name: "Unkn", exact: true }).waitFor();
       expect(await page.content()).not.toContain("Unkn0wnKeyOfNoTeamAtAll1");
+      // Two filters changed before the page renders again (the router renders in a transition): both stay.
+      await page.evaluate(() => {
+        const set = (label: string, value: string) => {
+          const input = [...document.querySelectorAll("label")].find((element) => element.textContent?.trim() === label)?.querySelector("input");
+          if (!input) throw new Error(`no filter ${label}`);
+          Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value")?.set?.call(input, value);
+          input.dispatchEvent(new Event("input", { bubbles: true }));
+        };
+        set("Status", "422");
+        set("Code", "validation_failed");
+      });
+      await expect.poll(() => new URL(page.url()).searchParams.toString()).toBe("tab=requests&status=422&code=validation_failed");
+      await expect.poll(() => page.locator("table.requests").first().locator("tbody tr").count(), { timeout: 15_000 }).toBe(1).catch(explained);
+      await page.getByRole("cell", { name: "422" }).waitFor();
 
       // A live view ends with its session: signed out from another tab of the same browser.
       const live = await context.newPage();
