@@ -90,7 +90,7 @@ const envSchema = z.object({
   IMPORT_LEASE_SECONDS: z.coerce.number().int().min(1).default(60),
   /** Import files this process receives at once; past them an upload is answered 503 before a byte is read. */
   IMPORT_UPLOADS_AT_ONCE: z.coerce.number().int().min(1).max(256).default(4),
-  /** An import's chunk ends at the first line that brings it to this many bytes (or at 1,000 lines). */
+  /** An import's chunk ends at the first line that brings it to this many bytes (or at 2,000 lines). */
   IMPORT_CHUNK_BYTES: z.coerce.number().int().min(64 * 1024).max(64 * 1024 * 1024).default(1024 * 1024),
   /** The least an upload must send a second, on average over each REQUEST_TIMEOUT_MS the service waits for it. */
   IMPORT_UPLOAD_MIN_BYTES_PER_SECOND: z.coerce.number().int().min(0).default(16 * 1024),

@@ -19,7 +19,7 @@ export const LIMITS = {
   /** Records of a batch that cost one unit of the rate limit, as one request does: a batch of 1,000 costs 4. */
   recordsPerRateUnit: 250,
   /** Lines of an import merged together: one chunk, written as one batch is. */
-  importChunkLines: 1000,
+  importChunkLines: 2000,
 } as const;
 
 export const externalIdSchema = z.string().min(1).max(LIMITS.externalId);

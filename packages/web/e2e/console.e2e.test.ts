@@ -157,11 +157,12 @@ describe.runIf(browserAvailable())("the web console in Chromium", () => {
     });
     expect(upload.status).toBe(202);
     const { id } = (await upload.json()) as { id: number };
-    // Another upload, cut off once its first chunk is stored: it shows as failed, with why.
+    // Another upload, cut off once its first chunk (2,000 lines) is stored: it shows as failed, with why.
+    const cutLines = Array.from({ length: 2_200 }, (_, i) => JSON.stringify({ external_id: `cut-${i}`, phone: `+1202555${String(1000 + (i % 1500))}` }));
     const chunksBefore = await storedChunks();
     const cut = net.connect(Number(new URL(url).port), "127.0.0.1");
     cut.on("error", () => undefined);
-    cut.write(`POST /api/v1/stores/${storeId}/imports?kind=customers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${String(key.key)}\r\nContent-Type: application/x-ndjson\r\nContent-Length: 10000000\r\n\r\n${lines.slice(0, 1200).join("\n")}\n`);
+    cut.write(`POST /api/v1/stores/${storeId}/imports?kind=customers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${String(key.key)}\r\nContent-Type: application/x-ndjson\r\nContent-Length: 10000000\r\n\r\n${cutLines.join("\n")}\n`);
     const page = await browser.newPage();
     await join(page, await inviteWithCli(teamId, "owner@importer.example"));
     await page.goto(`${url}/stores/${storeId}/activity?tab=imports`);

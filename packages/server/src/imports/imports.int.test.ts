@@ -1,4 +1,5 @@
 import { gzipSync } from "node:zlib";
+import { LIMITS } from "@commerce-ingest/shared";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { claimChunk, startQueued } from "./import.repository.js";
 import { startImportRunner } from "./runner.js";
@@ -119,21 +120,22 @@ describe("imports", () => {
 
   it("apply chunks in file order whether their keys meet the chunk before's or not: the last line for a key wins", { timeout: 180_000 }, async () => {
     const tenant = await server.createTenant();
-    // Five chunks of 1,000 lines: an odd one rewrites half the keys of the one before; an even one meets none of them.
+    // Five chunks: an odd one rewrites half the keys of the one before; an even one meets none of them.
+    const size = LIMITS.importChunkLines;
     const lines: Array<{ external_id: string; phone: string; first_name: string }> = [];
     const last = new Map<string, string>();
     for (let chunk = 0; chunk < 5; chunk++) {
-      for (let i = 0; i < 1000; i++) {
-        const owner = chunk % 2 === 1 && i < 500 ? chunk - 1 : chunk;
+      for (let i = 0; i < size; i++) {
+        const owner = chunk % 2 === 1 && i < size / 2 ? chunk - 1 : chunk;
         const key = `k-${owner}-${i}`;
-        const line = { external_id: key, phone: `+1415555${String(owner * 1000 + i).padStart(4, "0")}`, first_name: `line ${lines.length + 1}` };
+        const line = { external_id: key, phone: `+141555${String(owner * size + i).padStart(5, "0")}`, first_name: `line ${lines.length + 1}` };
         lines.push(line);
         last.set(key, line.first_name);
       }
     }
     const res = await upload(server, tenant, "customers", gzipSync(ndjson(lines)), { "Content-Encoding": "gzip" });
     expect(res.status).toBe(202);
-    expect(await finished(server, tenant, res.body.id)).toMatchObject({ status: "succeeded", processed: 5000, created: 4000, updated: 1000, failed: 0 });
+    expect(await finished(server, tenant, res.body.id)).toMatchObject({ status: "succeeded", processed: 5 * size, created: 4 * size, updated: size, failed: 0 });
     const stored = await readAll(server, tenant, "customers");
     expect(new Map(stored.map((customer) => [customer.external_id, customer.first_name]))).toEqual(last);
   });

@@ -1,3 +1,4 @@
+import { LIMITS } from "@commerce-ingest/shared";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createTestDatabase, testDb } from "../../test/helpers.js";
 import { operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "../../test/processes.js";
@@ -86,7 +87,7 @@ describe("hostile uploads against the built server", () => {
     };
     const chunksBefore = await storedChunks();
     // Two chunks' worth of lines, then nothing more: the upload stays open, receiving.
-    const cut = streamUpload(shop, "orders", longLines(5000, 400), { stopAfter: 2500 });
+    const cut = streamUpload(shop, "orders", longLines(4 * LIMITS.importChunkLines, 400), { stopAfter: 2 * LIMITS.importChunkLines + LIMITS.importChunkLines / 2 });
     await expect.poll(storedChunks).toBe(chunksBefore + 2);
     expect((await importsOf()).length).toBe(before);
     proc.child.kill("SIGKILL");

@@ -1,5 +1,6 @@
 import net from "node:net";
 import { gzipSync } from "node:zlib";
+import { LIMITS } from "@commerce-ingest/shared";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestServer, type TestServer } from "../../test/helpers.js";
 
@@ -20,8 +21,8 @@ afterAll(async () => {
 
 type Tenant = Awaited<ReturnType<TestServer["createTenant"]>>;
 
-/** A chunk's worth of valid lines (1,000): once they arrive, the import exists. */
-const CHUNK = Buffer.from(Array.from({ length: 1000 }, (_, i) => `${JSON.stringify({ external_id: `c-${i}`, phone: `+1415${String(5_550_000 + i)}` })}\n`).join(""));
+/** A chunk's worth of valid lines: once they arrive, the import exists. */
+const CHUNK = Buffer.from(Array.from({ length: LIMITS.importChunkLines }, (_, i) => `${JSON.stringify({ external_id: `c-${i}`, phone: `+1415${String(5_550_000 + i)}` })}\n`).join(""));
 
 /** An upload written by hand on its own connection: its headers, then whatever the test sends, and the answer as it comes. */
 function rawUpload(tenant: Tenant, headers: Record<string, string> = {}) {
@@ -108,7 +109,7 @@ describe("an import's upload", () => {
       clearInterval(trickle);
       socket.destroy();
     }
-    expect(await importsOf(tenant)).toEqual([expect.objectContaining({ status: "failed", error_code: "request_timeout", lines: 1000, processed: 0 })]);
+    expect(await importsOf(tenant)).toEqual([expect.objectContaining({ status: "failed", error_code: "request_timeout", lines: LIMITS.importChunkLines, processed: 0 })]);
     expect(await chunksOf(tenant)).toEqual([]);
   });
 
