@@ -12,13 +12,30 @@ import { embeddedParsers, isStalePlan, pgTypes, retries } from "./sql.js";
 export { isStalePlan, retries } from "./sql.js";
 
 /**
+ * Settings of the service's sessions, on both databases:
+ * - `plan_cache_mode`: a prepared statement runs on its one plan made for any values (the plan its tests hold to
+ *   its indexes), never one made again for each run's values, which the planner chose from the statistics of
+ *   the moment: a store an import had just begun to fill was one row to them, so each customer's lookup read the
+ *   store's customers through another index instead of its key's (3-5 s a chunk, where 0.15 s should be), and
+ *   each run paid its planning.
+ * - `jit`: no JIT compilation. The statements take milliseconds, and PostgreSQL's estimate of one over arrays of
+ *   parameters can be far above its real cost (an import chunk of 2,000 orders at 200,000 rows), for which it
+ *   compiled the statement each time, for about 100 ms.
+ */
+export const SESSION_SETTINGS = { plan_cache_mode: "force_generic_plan", jit: "off" } as const;
+
+/**
  * The embedded database's settings: PGlite's own, with 16 MB of shared buffers
  * rather than PostgreSQL's 128 MB. They live in the server's own memory, which
  * they would otherwise double; the operating system caches the files as well,
  * and the embedded mode serves one process on one machine. Its upkeep (see
  * `upkeep.ts`) vacuums in 16 MB rather than 64: that memory, once taken, stays.
+ * And the sessions' settings of both databases.
  */
-const EMBEDDED_START_PARAMS = [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB", "-c", "maintenance_work_mem=16MB"];
+const EMBEDDED_START_PARAMS = [
+  ...PGlite.defaultStartParams,
+  ...["shared_buffers=16MB", "maintenance_work_mem=16MB", ...Object.entries(SESSION_SETTINGS).map(([name, value]) => `${name}=${value}`)].flatMap((setting) => ["-c", setting]),
+];
 
 /**
  * Creates the embedded database's files, when there are none yet, in a process
@@ -111,10 +128,28 @@ async function listenPostgres(url: string, channels: string[], onNotify: (notice
   };
 }
 
+
+/** A PostgreSQL URL whose `options` carry `SESSION_SETTINGS`; a setting its own `options` name is left as they say. */
+export function withSessionSettings(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return url;
+  }
+  const given = parsed.searchParams.get("options") ?? "";
+  const added = Object.entries(SESSION_SETTINGS)
+    .filter(([name]) => !new RegExp(`\\b${name}\\b`).test(given))
+    .map(([name, value]) => `-c ${name}=${value}`);
+  if (added.length === 0) return url;
+  parsed.searchParams.set("options", [given, ...added].filter(Boolean).join(" "));
+  return parsed.toString();
+}
+
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.kind === "postgres") {
     const pool = new pg.Pool({
-      connectionString: options.url,
+      connectionString: withSessionSettings(options.url),
       max: options.poolSize ?? 10,
       types: pgTypes,
       // Bounded waits: for a connection, for one statement (server side), for its answer (client side,
@@ -129,15 +164,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHa
     // clients report through the pool, clients in use through their own listener; either
     // way the query in flight fails and the request answers 503.
     pool.on("error", () => {});
-    const jitAsked = /\bjit\b/.test(new URL(options.url).searchParams.get("options") ?? "");
-    pool.on("connect", (client) => {
-      client.on("error", () => {});
-      // No JIT compilation for this service's statements (unless the URL's `options` ask for it): they run in
-      // milliseconds, and PostgreSQL's estimate of a statement over arrays of parameters can be far above its real
-      // cost (an import chunk of 2,000 orders estimated at 200,000 rows), for which it compiled the statement
-      // each time, for about 100 ms. The first statement on the connection, queued before any other.
-      if (!jitAsked) client.query("set jit = off").catch(() => {});
-    });
+    pool.on("connect", (client) => client.on("error", () => {}));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
     const withoutTimeouts = async <T>(work: (db: Db) => Promise<T>): Promise<T> => {
       const unbounded = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: options.url, max: 1, types: pgTypes, application_name: "commerce-ingest-migrate" }) }) });
