@@ -12,17 +12,12 @@ import { embeddedParsers, isStalePlan, pgTypes, retries } from "./sql.js";
 export { isStalePlan, retries } from "./sql.js";
 
 /**
- * Settings of the service's sessions, on both databases:
- * - `plan_cache_mode`: a prepared statement runs on its one plan made for any values (the plan its tests hold to
- *   its indexes), never one made again for each run's values, which the planner chose from the statistics of
- *   the moment: a store an import had just begun to fill was one row to them, so each customer's lookup read the
- *   store's customers through another index instead of its key's (3-5 s a chunk, where 0.15 s should be), and
- *   each run paid its planning.
- * - `jit`: no JIT compilation. The statements take milliseconds, and PostgreSQL's estimate of one over arrays of
- *   parameters can be far above its real cost (an import chunk of 2,000 orders at 200,000 rows), for which it
- *   compiled the statement each time, for about 100 ms.
+ * Settings of the service's sessions, on both databases: no JIT compilation. The statements take milliseconds,
+ * and PostgreSQL's estimate of one over arrays of parameters can be far above its real cost (an import chunk of
+ * 2,000 orders at 200,000 rows), for which it compiled the statement each time, for about 100 ms. (Batches and
+ * imports also plan each statement once for any values: see `planForAnyValues`.)
  */
-export const SESSION_SETTINGS = { plan_cache_mode: "force_generic_plan", jit: "off" } as const;
+export const SESSION_SETTINGS = { jit: "off" } as const;
 
 /**
  * The embedded database's settings: PGlite's own, with 16 MB of shared buffers

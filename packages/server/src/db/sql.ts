@@ -512,6 +512,19 @@ export function isRetryable(error: unknown): boolean {
 const isTimedOut = (error: unknown) => TIMED_OUT.has(codeOf(error));
 
 /**
+ * For the rest of the caller's transaction, each prepared statement runs on its
+ * one plan made for any values (the plan the plan tests hold to their indexes),
+ * not on one made again for the run's values from the statistics of the moment:
+ * a store an import had just begun to fill was one row to them, and each
+ * customer's lookup by key read the store's customers through another index.
+ * Set where many records are written at once (a batch, an import's chunk),
+ * which is also where a plan made for each run costs most to make.
+ */
+export async function planForAnyValues(trx: Executor): Promise<void> {
+  await sql`set local plan_cache_mode = force_generic_plan`.execute(trx);
+}
+
+/**
  * One request, one transaction: everything `work` writes commits together or
  * not at all. A transaction PostgreSQL aborts to break a deadlock, or for a
  * serialization failure, is run again (up to eight times, with jittered

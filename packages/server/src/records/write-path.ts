@@ -5,7 +5,7 @@ import { errorBodyOf, type ErrorCode, type ErrorDetail, type ErrorWireCode } fro
 import { z } from "zod";
 import type { Context } from "../context.js";
 import { isDatabaseUnavailable } from "../db/index.js";
-import { inStatement, inTransaction, isRetryable, isStaleWriteError } from "../db/sql.js";
+import { inStatement, inTransaction, isRetryable, isStaleWriteError, planForAnyValues } from "../db/sql.js";
 import type { Db, Executor, Trx } from "../db/types.js";
 import { AppError } from "../errors.js";
 import { errorForLog } from "../logger.js";
@@ -420,6 +420,7 @@ export async function writeItems<Body extends z.ZodType, Record extends object>(
   parsed: ReadonlyArray<ParsedItem<z.output<Body>>>,
   ctx: Pick<Context, "logger" | "requestId">,
 ): Promise<ItemResult[]> {
+  await planForAnyValues(call.db);
   const together = await upsertTogether(call, spec.upsertMany, spec.keyOf, parsed, ctx);
   if (together) return together;
   const done: ItemResult[] = [];

@@ -1,6 +1,7 @@
 import { CompiledQuery, sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { withCustomers, type CustomersToWrite } from "./customer.repository.js";
+import { planForAnyValues } from "../../db/sql.js";
 import { withOneStore } from "../../../test/automations.js";
 
 const literal = (value: unknown) => (value === null ? "null" : typeof value === "number" || typeof value === "boolean" ? String(value) : `'${(typeof value === "string" ? value : JSON.stringify(value)).replace(/'/g, "''")}'`);
@@ -19,19 +20,20 @@ describe("a customer write's look at the customers stored under its keys", () =>
       const plan = async (moment: string, store: number, runs: number) => {
         const args: CustomersToWrite = { storeId: store, writes: Array.from({ length: 2000 }, (_, i) => ({ key: { external_id: `c-${i * 7 + 1}`, keyed_by_phone: false }, fields: { phone: `+1415${5_550_000 + i}`, first_name: `F${i}` } })) };
         const { sql: text, parameters } = withCustomers(db, (pick) => pick(args), ["phone", "first_name"], false).selectFrom("customer").select("id").compile();
-        await db.executeQuery(CompiledQuery.raw(`prepare customers_written as ${text}`));
-        try {
-          for (let run = 1; run < runs; run++) await db.executeQuery(CompiledQuery.raw(`explain execute customers_written(${parameters.map(literal).join(", ")})`));
-          const explained = await db.executeQuery<{ "QUERY PLAN": unknown }>(CompiledQuery.raw(`explain (format json) execute customers_written(${parameters.map(literal).join(", ")})`));
+        // As a batch or an import's chunk runs it: in a transaction whose statements are planned for any values.
+        await db.transaction().execute(async (trx) => {
+          await planForAnyValues(trx);
+          await trx.executeQuery(CompiledQuery.raw(`prepare customers_written as ${text}`));
+          for (let run = 1; run < runs; run++) await trx.executeQuery(CompiledQuery.raw(`explain execute customers_written(${parameters.map(literal).join(", ")})`));
+          const explained = await trx.executeQuery<{ "QUERY PLAN": unknown }>(CompiledQuery.raw(`explain (format json) execute customers_written(${parameters.map(literal).join(", ")})`));
           const shown = JSON.stringify(explained.rows[0]?.["QUERY PLAN"]);
           // Each key looked up by its index: never the store's customers read in turn and filtered by key.
           expect({ moment, plan: shown }).toMatchObject({ moment, plan: expect.stringMatching(/"Index Name":"customers_store_external_id_active_key"/) });
           expect({ moment, plan: shown }).toMatchObject({ moment, plan: expect.not.stringContaining("customers_changes_idx") });
-        } finally {
-          await db.executeQuery(CompiledQuery.raw("deallocate customers_written"));
-        }
+          await trx.executeQuery(CompiledQuery.raw("deallocate customers_written"));
+        });
       };
-      // The statement as the service runs it, in its sessions' plan cache mode, the first time and the tenth.
+      // The statement's first run and its tenth.
       for (const run of [1, 10]) await plan(`run ${run}: the store written to new to the statistics`, storeId, run);
       await plan("the other store", other ?? 0, 1);
       await sql`analyze customers`.execute(db);
