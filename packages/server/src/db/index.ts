@@ -17,7 +17,7 @@ export { isStalePlan, retries } from "./sql.js";
  * 2,000 orders at 200,000 rows), for which it compiled the statement each time, for about 100 ms. (Batches and
  * imports also plan each statement once for any values: see `planForAnyValues`.)
  */
-export const SESSION_SETTINGS = { jit: "off" } as const;
+const SESSION_SETTINGS = { jit: "off" } as const;
 
 /**
  * The embedded database's settings: PGlite's own, with 16 MB of shared buffers
@@ -123,9 +123,8 @@ async function listenPostgres(url: string, channels: string[], onNotify: (notice
   };
 }
 
-
 /** A PostgreSQL URL whose `options` carry `SESSION_SETTINGS`; a setting its own `options` name is left as they say. */
-export function withSessionSettings(url: string): string {
+function withSessionSettings(url: string): string {
   let parsed: URL;
   try {
     parsed = new URL(url);
