@@ -71,6 +71,13 @@ export async function settled(storeId = tenant.store.id) {
 }
 
 /**
+ * A prepared statement's parameter written into its `execute` as SQL (plan tests): a number or flag as it is,
+ * null as null, a string quoted, anything else as its JSON, quoted.
+ */
+export const sqlLiteral = (value: unknown): string =>
+  value === null ? "null" : typeof value === "number" || typeof value === "boolean" ? String(value) : `'${(typeof value === "string" ? value : JSON.stringify(value)).replace(/'/g, "''")}'`;
+
+/**
  * Runs `check` on a fresh database of its own with one team and one store (a
  * single shop's service), whose statistics a plan's test may set as it likes.
  */

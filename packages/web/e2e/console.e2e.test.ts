@@ -3,6 +3,7 @@ import { execFile } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
+import { LIMITS } from "@commerce-ingest/shared";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { distFile, operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "../../server/test/processes.js";
@@ -157,8 +158,8 @@ describe.runIf(browserAvailable())("the web console in Chromium", () => {
     });
     expect(upload.status).toBe(202);
     const { id } = (await upload.json()) as { id: number };
-    // Another upload, cut off once its first chunk (2,000 lines) is stored: it shows as failed, with why.
-    const cutLines = Array.from({ length: 2_200 }, (_, i) => JSON.stringify({ external_id: `cut-${i}`, phone: `+1202555${String(1000 + (i % 1500))}` }));
+    // Another upload, cut off once its first chunk is stored: it shows as failed, with why.
+    const cutLines = Array.from({ length: LIMITS.importChunkLines + 200 }, (_, i) => JSON.stringify({ external_id: `cut-${i}`, phone: `+1202555${String(1000 + (i % 1500))}` }));
     const chunksBefore = await storedChunks();
     const cut = net.connect(Number(new URL(url).port), "127.0.0.1");
     cut.on("error", () => undefined);

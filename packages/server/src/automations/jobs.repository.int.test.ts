@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { dueJobsToLock, lockDueJobs } from "./jobs.repository.js";
 import type { Db } from "../db/types.js";
 import { failedInLastHour } from "../api/metrics.js";
-import { withOneStore } from "../../test/automations.js";
+import { sqlLiteral, withOneStore } from "../../test/automations.js";
 
 describe("watching the queue", () => {
   it("counts the last hour's failed automations from the index of failed jobs, not by reading every job ever written", async () => {
@@ -71,14 +71,13 @@ describe("taking due jobs", () => {
         // The index of due jobs, read up to now: a few pages of it and of the jobs, never the 5,000 waiting ones.
         expect({ moment, cond: index?.["Index Cond"], pages, few: pages <= 40 }).toMatchObject({ moment, cond: expect.stringContaining("run_at <= now()"), few: true });
       };
-      const literal = (value: unknown) => (typeof value === "number" ? String(value) : `'${String(value).replace(/'/g, "''")}'`);
       // One session: a prepared statement, and how it is planned, are its own.
       const moments = (moment: string) =>
         db.connection().execute(async (session) => {
           await read(session, `${moment}, planned for its values`, text, parameters);
           await sql`set plan_cache_mode = force_generic_plan`.execute(session);
           await session.executeQuery(CompiledQuery.raw(`prepare due_jobs as ${text}`));
-          await read(session, `${moment}, planned once for every run`, `execute due_jobs(${parameters.map(literal).join(", ")})`);
+          await read(session, `${moment}, planned once for every run`, `execute due_jobs(${parameters.map(sqlLiteral).join(", ")})`);
           await session.executeQuery(CompiledQuery.raw("deallocate due_jobs"));
           await sql`reset plan_cache_mode`.execute(session);
         });

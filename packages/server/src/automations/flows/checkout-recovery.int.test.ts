@@ -1,7 +1,7 @@
 import { CompiledQuery, sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { cancelRecoveriesForOrderRows, cancelRecoveriesForWrittenOrders, cancelRecoveriesOfLeftCheckouts, MOST_ORDERS_BY_ID } from "./index.js";
-import { checkout, delayed, jobsFor, messagesFor, newPhone, order, patch, push, server, settled, withAutomationServer, withOneStore } from "../../../test/automations.js";
+import { checkout, delayed, jobsFor, messagesFor, newPhone, order, patch, push, server, settled, sqlLiteral, withAutomationServer, withOneStore } from "../../../test/automations.js";
 import { testDb, uid } from "../../../test/helpers.js";
 
 withAutomationServer();
@@ -216,12 +216,11 @@ describe("cancelling a checkout's recoveries", () => {
         together: ordersWritten(2),
         batch: ordersWritten(MOST_ORDERS_BY_ID + 1),
       };
-      const literal = (value: unknown) => (typeof value === "number" ? String(value) : `'${String(value).replace(/'/g, "''")}'`);
       await sql`set plan_cache_mode = force_generic_plan`.execute(db);
       const plans = async (moment: string) => {
         for (const [name, { sql: text, parameters }] of Object.entries(statements)) {
           await db.executeQuery(CompiledQuery.raw(`prepare cancelling_${name} as ${text}`));
-          const explained = await db.executeQuery<{ "QUERY PLAN": unknown }>(CompiledQuery.raw(`explain (format json) execute cancelling_${name}(${parameters.map(literal).join(", ")})`));
+          const explained = await db.executeQuery<{ "QUERY PLAN": unknown }>(CompiledQuery.raw(`explain (format json) execute cancelling_${name}(${parameters.map(sqlLiteral).join(", ")})`));
           await db.executeQuery(CompiledQuery.raw(`deallocate cancelling_${name}`));
           const plan = JSON.stringify(explained.rows[0]?.["QUERY PLAN"]);
           // The recoveries of the checkouts, by their ids: never every recovery read and filtered, nor every job due.

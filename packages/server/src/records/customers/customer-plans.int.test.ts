@@ -2,9 +2,7 @@ import { CompiledQuery, sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { withCustomers, type CustomersToWrite } from "./customer.repository.js";
 import { planForAnyValues } from "../../db/sql.js";
-import { withOneStore } from "../../../test/automations.js";
-
-const literal = (value: unknown) => (value === null ? "null" : typeof value === "number" || typeof value === "boolean" ? String(value) : `'${(typeof value === "string" ? value : JSON.stringify(value)).replace(/'/g, "''")}'`);
+import { sqlLiteral, withOneStore } from "../../../test/automations.js";
 
 describe("a customer write's look at the customers stored under its keys", () => {
   it("goes by the store and key's unique index, in a plan made once for every run, whatever the statistics", async () => {
@@ -24,8 +22,8 @@ describe("a customer write's look at the customers stored under its keys", () =>
         await db.transaction().execute(async (trx) => {
           await planForAnyValues(trx);
           await trx.executeQuery(CompiledQuery.raw(`prepare customers_written as ${text}`));
-          for (let run = 1; run < runs; run++) await trx.executeQuery(CompiledQuery.raw(`explain execute customers_written(${parameters.map(literal).join(", ")})`));
-          const explained = await trx.executeQuery<{ "QUERY PLAN": unknown }>(CompiledQuery.raw(`explain (format json) execute customers_written(${parameters.map(literal).join(", ")})`));
+          for (let run = 1; run < runs; run++) await trx.executeQuery(CompiledQuery.raw(`explain execute customers_written(${parameters.map(sqlLiteral).join(", ")})`));
+          const explained = await trx.executeQuery<{ "QUERY PLAN": unknown }>(CompiledQuery.raw(`explain (format json) execute customers_written(${parameters.map(sqlLiteral).join(", ")})`));
           const shown = JSON.stringify(explained.rows[0]?.["QUERY PLAN"]);
           // Each key looked up by its index: never the store's customers read in turn and filtered by key.
           expect({ moment, plan: shown }).toMatchObject({ moment, plan: expect.stringMatching(/"Index Name":"customers_store_external_id_active_key"/) });
