@@ -12,12 +12,12 @@ import { embeddedParsers, isStalePlan, pgTypes, retries } from "./sql.js";
 export { isStalePlan, retries } from "./sql.js";
 
 /**
- * Settings of the service's sessions, on both databases: no JIT compilation. The statements take milliseconds,
- * and PostgreSQL's estimate of one over arrays of parameters can be far above its real cost (an import chunk of
+ * The service's sessions, on both databases, never JIT-compile a statement: they take milliseconds, and
+ * PostgreSQL's estimate of one over arrays of parameters can be far above its real cost (an import chunk of
  * 2,000 orders at 200,000 rows), for which it compiled the statement each time, for about 100 ms. (Batches and
  * imports also plan each statement once for any values: see `planForAnyValues`.)
  */
-const SESSION_SETTINGS = { jit: "off" } as const;
+const NO_JIT = "jit=off";
 
 /**
  * The embedded database's settings: PGlite's own, with 16 MB of shared buffers
@@ -25,12 +25,8 @@ const SESSION_SETTINGS = { jit: "off" } as const;
  * they would otherwise double; the operating system caches the files as well,
  * and the embedded mode serves one process on one machine. Its upkeep (see
  * `upkeep.ts`) vacuums in 16 MB rather than 64: that memory, once taken, stays.
- * And the sessions' settings of both databases.
  */
-const EMBEDDED_START_PARAMS = [
-  ...PGlite.defaultStartParams,
-  ...["shared_buffers=16MB", "maintenance_work_mem=16MB", ...Object.entries(SESSION_SETTINGS).map(([name, value]) => `${name}=${value}`)].flatMap((setting) => ["-c", setting]),
-];
+const EMBEDDED_START_PARAMS = [...PGlite.defaultStartParams, "-c", "shared_buffers=16MB", "-c", "maintenance_work_mem=16MB", "-c", NO_JIT];
 
 /**
  * Creates the embedded database's files, when there are none yet, in a process
@@ -123,8 +119,8 @@ async function listenPostgres(url: string, channels: string[], onNotify: (notice
   };
 }
 
-/** A PostgreSQL URL whose `options` carry `SESSION_SETTINGS`; a setting its own `options` name is left as they say. */
-function withSessionSettings(url: string): string {
+/** A PostgreSQL URL whose `options` also turn JIT off, unless they set `jit` themselves. */
+function withoutJit(url: string): string {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -132,18 +128,15 @@ function withSessionSettings(url: string): string {
     return url;
   }
   const given = parsed.searchParams.get("options") ?? "";
-  const added = Object.entries(SESSION_SETTINGS)
-    .filter(([name]) => !new RegExp(`\\b${name}\\b`).test(given))
-    .map(([name, value]) => `-c ${name}=${value}`);
-  if (added.length === 0) return url;
-  parsed.searchParams.set("options", [given, ...added].filter(Boolean).join(" "));
+  if (/\bjit\b/.test(given)) return url;
+  parsed.searchParams.set("options", `${given} -c ${NO_JIT}`.trim());
   return parsed.toString();
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.kind === "postgres") {
     const pool = new pg.Pool({
-      connectionString: withSessionSettings(options.url),
+      connectionString: withoutJit(options.url),
       max: options.poolSize ?? 10,
       types: pgTypes,
       // Bounded waits: for a connection, for one statement (server side), for its answer (client side,

@@ -9,15 +9,11 @@ export function useParam(name: string): [string, (value: string) => void] {
   const [search, setSearch] = useSearchParams();
   return [
     search.get(name) ?? "",
-    (value: string) =>
-      setSearch(
-        () => {
-          const next = new URLSearchParams(window.location.search);
-          if (value) next.set(name, value);
-          else next.delete(name);
-          return next;
-        },
-        { replace: true },
-      ),
+    (value: string) => {
+      const next = new URLSearchParams(window.location.search);
+      if (value) next.set(name, value);
+      else next.delete(name);
+      setSearch(next, { replace: true });
+    },
   ];
 }
