@@ -292,6 +292,18 @@ export function writtenRows<Row, A extends { strict: boolean }>(value: ValueOf<A
 }
 
 /**
+ * The columns a write statement answers of each record it wrote (see
+ * `writtenRows`): those of its record (`columns`, with its `id` and
+ * `external_id`) and whether it created it; or, when its caller reads no
+ * more than that (`statusesOnly`: an import's chunk, which keeps counts),
+ * the id, the key and `inserted` alone, so that no time, amount or list is
+ * sent back, parsed and dropped.
+ */
+export function answerColumns<C extends string>(columns: readonly C[], statusesOnly: boolean | undefined): Array<C | "inserted"> {
+  return statusesOnly ? [...columns.filter((column) => column === "id" || column === "external_id"), "inserted"] : [...columns, "inserted"];
+}
+
+/**
  * A write statement's written rows (see `writtenRows`), as the table's rows
  * they are: the one row of nulls that says nothing was written left out.
  */

@@ -118,6 +118,65 @@ describe("imports", () => {
     expect(jobs).toEqual([]);
   });
 
+  it("count each kind's lines, stale ones and refusals included, as the same pushes answer them", { timeout: 180_000 }, async () => {
+    const later = "2026-11-22T12:00:00Z";
+    const earlier = "2026-11-22T11:00:00Z";
+    const customer = (n: number) => ({ external_id: `c-${n}`, phone: `+1415555${String(2000 + n)}` });
+    const order = (id: string, extra: Record<string, unknown> = {}) => ({ external_id: id, placed_at: "2026-11-20T10:00:00Z", total_price: 12.5, customer: customer(1), ...extra });
+    /** Per kind: what both stores hold first (records newer than some lines), then the file's lines. */
+    const kinds: Record<string, { before: Array<[string, unknown]>; lines: unknown[] }> = {
+      customers: {
+        before: [["customers", { ...customer(1), first_name: "Kept", source_updated_at: later }]],
+        lines: [{ ...customer(1), first_name: "Stale", source_updated_at: earlier }, { ...customer(2), tags: ["a"] }, { ...customer(2), first_name: "Again" }, { ...customer(3), phone: "no phone" }],
+      },
+      checkouts: {
+        before: [["checkouts", { external_id: "k-1", abandoned_at: "2026-11-20T09:00:00Z", total_price: 4, customer: customer(1), source_updated_at: later }]],
+        lines: [
+          { external_id: "k-1", abandoned_at: "2026-11-20T09:00:00Z", total_price: 9, customer: customer(1), source_updated_at: earlier },
+          { external_id: "k-2", abandoned_at: "2026-11-20T09:30:00Z", total_price: 7, customer: customer(2), line_items: [{ sku: "A" }] },
+          { external_id: "k-2", abandoned_at: "2026-11-20T09:30:00Z", total_price: 8, customer: customer(2), recovery_url: "https://shop.example/k-2" },
+          { external_id: "k-3", total_price: 1 },
+        ],
+      },
+      orders: {
+        before: [["orders", order("o-1", { financial_status: "paid", source_updated_at: later })]],
+        lines: [order("o-1", { financial_status: "refunded", source_updated_at: earlier }), order("o-2", { tags: ["x"] }), order("o-2", { currency: "eur" }), order("o-3", { total_price: -1 })],
+      },
+      shipments: {
+        before: [
+          ["orders", order("o-1")],
+          ["shipments", { external_id: "s-1", order_external_id: "o-1", status: "delivered", source_updated_at: later }],
+        ],
+        lines: [
+          { external_id: "s-1", order_external_id: "o-1", status: "pending", source_updated_at: earlier },
+          { external_id: "s-2", order_external_id: "o-1", carrier: "UPS" },
+          { external_id: "s-2", order_external_id: "o-1", status: "in_transit" },
+          { external_id: "s-3", order_external_id: "no-such-order" },
+        ],
+      },
+    };
+    for (const [kind, { before, lines }] of Object.entries(kinds)) {
+      const [imported, pushed] = [await server.createTenant(), await server.createTenant()];
+      for (const tenant of [imported, pushed]) {
+        for (const [resource, body] of before) expect((await server.request("POST", `/api/v1/stores/${tenant.store.id}/${resource}`, { key: tenant.key, body })).status).toBe(201);
+      }
+      const answers: Array<{ status: number; code?: unknown }> = [];
+      for (const line of lines) {
+        const push = await server.request("POST", `/api/v1/stores/${pushed.store.id}/${kind}`, { key: pushed.key, body: line, headers: { "X-Backfill": "true" } });
+        answers.push({ status: push.status, ...(push.status >= 400 ? { code: push.body.code } : {}) });
+      }
+      // Each kind's file holds a stale line, a new record, a change to it and a refusal.
+      expect(answers.map((answer) => answer.status)).toEqual([200, 201, 200, answers[3]?.status]);
+      const res = await upload(server, imported, kind, ndjson(lines));
+      expect(res.status).toBe(202);
+      expect(await finished(server, imported, res.body.id)).toMatchObject({ status: "succeeded", processed: 4, created: 1, updated: 2, failed: 1 });
+      expect(await errorsOf(server, imported, res.body.id)).toEqual([expect.objectContaining({ line: 4, status: answers[3]?.status, code: answers[3]?.code })]);
+      // A shipment's order is named by its key; `order_id` is each store's own row.
+      const shopView = async (tenant: Tenant) => (await readAll(server, tenant, kind)).map(({ order_id: _o, ...rest }) => rest);
+      expect(await shopView(imported)).toEqual(await shopView(pushed));
+    }
+  });
+
   it("apply chunks in file order whether their keys meet the chunk before's or not: the last line for a key wins", { timeout: 180_000 }, async () => {
     const tenant = await server.createTenant();
     // Five chunks: an odd one rewrites half the keys of the one before; an even one meets none of them.

@@ -135,8 +135,9 @@ export function startImportRunner(
         const out = await inTurn(trx);
         if (out) return out;
       }
-      // An import is history: stored as a push with `X-Backfill: true`, triggering nothing.
-      const call = { db: trx, store, options: { backfill: true } };
+      // An import is history: stored as a push with `X-Backfill: true`, triggering nothing. Its counts and refusals
+      // are all it keeps of each line's answer: the statements answer no record.
+      const call = { db: trx, store, options: { backfill: true, statusesOnly: true } };
       const results = new Map<number, ItemResult>();
       for (const round of roundsOf(spec, lines)) {
         const written = await writeItems(call, spec, round.map((line) => line.item), { logger: log, requestId: `import-${chunk.import_id}` });

@@ -6,7 +6,7 @@ import type { Context, IdempotencyRequest } from "../context.js";
 import { inTransaction, isRetryable } from "../db/sql.js";
 import { AppError, batchTooLarge } from "../errors.js";
 import { parseBody, type PhonePath, parseItem, writeItems, type Resource, type UpsertSpec } from "./write-path.js";
-import type { ServiceCall, Upserted } from "./calls.js";
+import { recordOf, type ServiceCall, type Upserted } from "./calls.js";
 import type { ReadBack } from "./read-back.js";
 import { isDatabaseUnavailable } from "../db/index.js";
 import type { Db } from "../db/types.js";
@@ -94,13 +94,13 @@ function upsertProcedure<Body extends z.ZodType, Record extends object>(spec: Up
     .mutation(async ({ ctx }) => {
       // Parsed here rather than in a middleware of its own: each step of tRPC's chain copies the context.
       const body = parsedBody(ctx, spec.body, spec.phonePaths);
-      const { record, created, stale } = await push({ db: ctx.db, store: ctx.store, options: { backfill: ctx.backfill } }, body, ctx.logger);
-      ctx.response.status = created ? 201 : 200;
+      const upserted = await push({ db: ctx.db, store: ctx.store, options: { backfill: ctx.backfill } }, body, ctx.logger);
+      ctx.response.status = upserted.created ? 201 : 200;
       // Its own external_id only: a customer keyed by its phone is not named, as the request log keeps no phone.
       const externalId = (body as { external_id?: unknown }).external_id;
       if (typeof externalId === "string") ctx.response.record = { kind: spec.resource, externalId };
-      if (stale) ctx.response.headers = { ...ctx.response.headers, "X-Stale-Write": "ignored" };
-      return record;
+      if (upserted.stale) ctx.response.headers = { ...ctx.response.headers, "X-Stale-Write": "ignored" };
+      return recordOf(upserted);
     });
 }
 

@@ -476,6 +476,8 @@ export type RecordWrites<Row, Record> = {
   stored: (db: Executor, keys: readonly string[]) => Promise<readonly Row[]>;
   keyOf: (row: Row) => string;
   toRecord: (row: Row) => Record;
+  /** The caller reads only whether each record was created (see `WriteOptions`): the rows carry their id and key alone, and no record is made of them. */
+  statusesOnly?: boolean | undefined;
 };
 
 /**
@@ -488,7 +490,8 @@ export type RecordWrites<Row, Record> = {
  * alone: created, updated, or (stale) the stored record, changed by nothing.
  */
 export async function writeRecords<Row, Record>(db: Db, writes: RecordWrites<Row, Record>): Promise<Array<Upserted<Record> | AppError>> {
-  const { keys, keyOf, toRecord } = writes;
+  const { keys, keyOf } = writes;
+  const toRecord = writes.statusesOnly ? undefined : writes.toRecord;
   const together = writes.together && (await inOneStatement(db, writes.together).catch(noneIfStale));
   if (together) return recordAnswers(keys, together, [], keyOf, toRecord);
   return inTransaction(db, async (trx) => {
@@ -573,23 +576,24 @@ export function noneIfStale(error: unknown): undefined {
 
 /**
  * Each push's answer, in order, by its key: its record as written (created or
- * updated), else as stored (a stale write, which changed nothing).
+ * updated), else as stored (a stale write, which changed nothing); with no
+ * `toRecord`, whether it was created or stale alone.
  */
 export function recordAnswers<Row, Record>(
   keys: readonly string[],
   written: ReadonlyArray<Row & { inserted: boolean }>,
   stored: readonly Row[],
   keyOf: (row: Row) => string,
-  toRecord: (row: Row) => Record,
-): Array<{ record: Record; created: boolean; stale: boolean }> {
+  toRecord: ((row: Row) => Record) | undefined,
+): Array<Upserted<Record>> {
   const writtenBy = new Map(written.map((row) => [keyOf(row), row]));
   const storedBy = new Map(stored.map((row) => [keyOf(row), row]));
   return keys.map((key) => {
     const row = writtenBy.get(key);
-    if (row) return { record: toRecord(row), created: row.inserted, stale: false };
+    if (row) return { record: toRecord?.(row), created: row.inserted, stale: false };
     const found = storedBy.get(key);
     if (!found) throw new Error("a record was neither written nor found");
-    return { record: toRecord(found), created: false, stale: true };
+    return { record: toRecord?.(found), created: false, stale: true };
   });
 }
 

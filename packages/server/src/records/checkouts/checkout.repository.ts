@@ -1,7 +1,7 @@
 import type { CheckoutStatus } from "@commerce-ingest/shared";
 import { sql, type Selectable } from "kysely";
 import { withTriggers, WRITTEN } from "../../automations/triggers.js";
-import { arrayColumns, carriedColumns, mergedColumns, notStaleFor, now, overTables, rowValues, unnestRows, upsertRecords, wasInserted, written, writtenRows, statement, type ValueOf } from "../../db/sql.js";
+import { answerColumns, arrayColumns, carriedColumns, mergedColumns, notStaleFor, now, overTables, rowValues, unnestRows, upsertRecords, wasInserted, written, writtenRows, statement, type ValueOf } from "../../db/sql.js";
 import { EMBEDDING_TYPES, embedding, type EmbeddingToWrite, type EmbeddingValues } from "../customers/customer.repository.js";
 import type { CheckoutTable, Executor } from "../../db/types.js";
 
@@ -37,7 +37,7 @@ export async function writeCheckouts(db: Executor, push: CheckoutsToWrite): Prom
 }
 
 const writeCheckoutsStatement = statement(
-  (db, value: ValueOf<CheckoutsToWrite>, { writes, records }) => {
+  (db, value: ValueOf<CheckoutsToWrite>, { writes, records, statusesOnly }) => {
     const columns = ["external_id", ...carriedColumns(records)] as (keyof CheckoutValues)[];
     const store = { id: value((args) => args.storeId), recoveryDelaySeconds: value((args) => args.recoveryDelaySeconds) };
     const { base, linked, link, tables } = embedding(db, value, writes);
@@ -51,7 +51,7 @@ const writeCheckoutsStatement = statement(
     );
     return withTriggers(chk, { tables: [...tables, WRITTEN.checkouts] }, store, { backfill: value((args) => args.backfill) })
       .selectFrom(writtenRows<WrittenCheckoutRow, CheckoutsToWrite>(value, WRITTEN.checkouts, (args) => args.records.length))
-      .select([...WRITTEN_CHECKOUT, "inserted"]);
+      .select(answerColumns(WRITTEN_CHECKOUT, statusesOnly));
   },
 );
 

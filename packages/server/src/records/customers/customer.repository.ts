@@ -1,5 +1,5 @@
 import { sql, type QueryCreator, type RawBuilder } from "kysely";
-import { statement, type ValueOf, writtenRows, arrayParameter, type ArrayColumn, linkedByKey, written, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted, LockOrderConflict } from "../../db/sql.js";
+import { answerColumns, statement, type ValueOf, writtenRows, arrayParameter, type ArrayColumn, linkedByKey, written, inSavepoint, isForeignKeyViolation, mergedColumns, notStale, now, textArray, unnestRows, wasInserted, LockOrderConflict } from "../../db/sql.js";
 import type { CustomerRow, Database, Executor, Trx } from "../../db/types.js";
 import { withTriggers, WRITTEN } from "../../automations/triggers.js";
 import { inWindow, type PageWindow } from "../../db/pages.js";
@@ -72,7 +72,7 @@ export type WrittenCustomerRow = WrittenCustomer & { inserted: boolean };
  * and its own key: a key twice in one statement is refused by PostgreSQL. A
  * push is a set of one.
  */
-export async function writeCustomers(db: Executor, push: CustomersToWrite & { backfill: boolean; strict: boolean }): Promise<WrittenCustomerRow[]> {
+export async function writeCustomers(db: Executor, push: CustomersToWrite & { backfill: boolean; strict: boolean; statusesOnly?: true | undefined }): Promise<WrittenCustomerRow[]> {
   if (push.writes.length === 0) return [];
   return written(await writeCustomersStatement(db, push));
 }
@@ -84,10 +84,10 @@ export async function writeCustomers(db: Executor, push: CustomersToWrite & { ba
  * otherwise nothing comes back for it. Built once per set of fields (see `statement`).
  */
 const writeCustomersStatement = statement(
-  (db, value: ValueOf<CustomersToWrite & { backfill: boolean; strict: boolean }>, { writes }) =>
+  (db, value: ValueOf<CustomersToWrite & { backfill: boolean; strict: boolean; statusesOnly?: true | undefined }>, { writes, statusesOnly }) =>
     withCustomerSyncs(db, value, fieldsOf(writes), writes.length === 1)
       .selectFrom(writtenRows<WrittenCustomerRow, CustomersToWrite & { strict: boolean }>(value, WRITTEN.customers, (args) => args.writes.length))
-      .select([...WRITTEN_CUSTOMER, "inserted"]),
+      .select(answerColumns(WRITTEN_CUSTOMER, statusesOnly)),
 );
 
 /** `withCustomers` with what the customers written trigger (see `withTriggers`). */
@@ -271,6 +271,8 @@ export type EmbeddingToWrite<Values> = {
   customerKeys?: readonly string[] | undefined;
   backfill: boolean;
   strict: boolean;
+  /** Each record's id, key and `inserted` answered, no more (see `answerColumns`). */
+  statusesOnly?: true | undefined;
 };
 
 /**

@@ -5,7 +5,7 @@ import type { StoreContext } from "../../tenancy/access.js";
 import { customerErased } from "../../automations/erasure.js";
 import type { TriggerOptions } from "../../automations/triggers.js";
 import type { CustomerRow, Db, Executor } from "../../db/types.js";
-import type { Upserted } from "../calls.js";
+import { statusesOnly, type Upserted, type WriteOptions } from "../calls.js";
 import { byShape, onlyGroup, presentOnly, uniqueTags, upsertSpec, writeRecords } from "../write-path.js";
 import { unstorableText } from "../../text.js";
 import { listPage } from "../pages.js";
@@ -119,7 +119,7 @@ export const customerKey = (input: CustomerInput): string => input.external_id |
  * statement when they carry one set of fields; otherwise in a transaction,
  * the stale ones left out, contact and all.
  */
-export async function upsertCustomers(db: Db, store: StoreContext, inputs: readonly CustomerInput[], options: TriggerOptions): Promise<Array<Upserted<Customer> | AppError>> {
+export async function upsertCustomers(db: Db, store: StoreContext, inputs: readonly CustomerInput[], options: WriteOptions): Promise<Array<Upserted<Customer> | AppError>> {
   const checked = inputs.flatMap((input) => (input.source_updated_at !== undefined && input.external_id ? [{ externalId: input.external_id, time: input.source_updated_at }] : []));
   const erased = await repo.erasedAfterMany(db, store.id, checked);
   const isErased = (input: CustomerInput) => typeof input.external_id === "string" && erased.has(input.external_id);
@@ -130,7 +130,7 @@ export async function upsertCustomers(db: Db, store: StoreContext, inputs: reado
       ? []
       : await writeRecords(db, {
           keys: live.map(customerKey),
-          together: writes && ((db) => repo.writeCustomers(db, { storeId: store.id, writes, backfill: options.backfill, strict: true })),
+          together: writes && ((db) => repo.writeCustomers(db, { storeId: store.id, writes, backfill: options.backfill, strict: true, statusesOnly: statusesOnly(options) })),
           separately: async (trx) => {
             const older = await olderThanStored(trx, "customers", store.id, live.map((input) => ({ external_id: customerKey(input), source_updated_at: input.source_updated_at })));
             return { written: [...(await upsertCustomersIn(trx, store, live.filter((input) => !older.has(customerKey(input))), options)).values()] };
@@ -138,6 +138,7 @@ export async function upsertCustomers(db: Db, store: StoreContext, inputs: reado
           stored: (db, keys) => repo.findActiveCustomers(db, store.id, keys),
           keyOf: (row) => row.external_id ?? "",
           toRecord: toCustomer,
+          statusesOnly: options.statusesOnly,
         });
   let next = 0;
   return inputs.map((input) => (isErased(input) ? { record: emptyCustomer(store.id, input.external_id ?? ""), created: false, stale: true } : (written[next++] ?? notAnswered())));

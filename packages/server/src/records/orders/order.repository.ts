@@ -1,5 +1,5 @@
 import { sql, type Selectable } from "kysely";
-import { arrayColumns, carriedColumns, mergedColumns, notStaleFor, now, rowValues, unnestRows, upsertRecords, wasInserted, written, writtenRows, statement, type ValueOf } from "../../db/sql.js";
+import { answerColumns, arrayColumns, carriedColumns, mergedColumns, notStaleFor, now, rowValues, unnestRows, upsertRecords, wasInserted, written, writtenRows, statement, type ValueOf } from "../../db/sql.js";
 import { withTriggers, WRITTEN } from "../../automations/triggers.js";
 import { EMBEDDING_TYPES, embedding, type EmbeddingToWrite, type EmbeddingValues } from "../customers/customer.repository.js";
 import type { Executor, OrderTable } from "../../db/types.js";
@@ -38,7 +38,7 @@ export async function writeOrders(db: Executor, push: OrdersToWrite): Promise<Wr
 }
 
 const writeOrdersStatement = statement(
-  (db, value: ValueOf<OrdersToWrite>, { writes, records }) => {
+  (db, value: ValueOf<OrdersToWrite>, { writes, records, statusesOnly }) => {
     const columns = ["external_id", ...carriedColumns(records)] as (keyof OrderValues)[];
     const store = { id: value((args) => args.storeId) };
     const { base, linked, link, tables } = embedding(db, value, writes);
@@ -51,7 +51,7 @@ const writeOrdersStatement = statement(
     const alone = writes !== undefined && records.length === 1;
     return withTriggers(ord, { tables: [...tables, WRITTEN.orders], orders: records.length, alone }, store, { backfill: value((args) => args.backfill) })
       .selectFrom(writtenRows<WrittenOrderRow, OrdersToWrite>(value, WRITTEN.orders, (args) => args.records.length))
-      .selectAll();
+      .select(answerColumns(WRITTEN_ORDER, statusesOnly));
   },
 );
 

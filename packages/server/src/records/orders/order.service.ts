@@ -1,11 +1,10 @@
 import { type CustomerInput, type Order, type OrderInput, type OrderPatch, type OrderRecord, orderInputSchema, orderSchema } from "@commerce-ingest/shared";
 import type { StoreContext } from "../../tenancy/access.js";
-import type { TriggerOptions } from "../../automations/triggers.js";
 import { inStatement, olderThanStored, formatMoney, toMoney, formatTimestamp } from "../../db/sql.js";
 import type { Db, Executor } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import { unstorableText } from "../../text.js";
-import type { Upserted } from "../calls.js";
+import { statusesOnly, type Upserted, type WriteOptions } from "../calls.js";
 import { byShape, inGroups, onlyGroup, presentOnly, sharedOptionalColumns, upsertSpec, writeRecords, type SharedOptional } from "../write-path.js";
 import { embeddingRecord, readBack } from "../read-back.js";
 import type * as customerRepo from "../customers/customer.repository.js";
@@ -126,12 +125,12 @@ export function embeddingFields(input: Embeds & { total_price: number } & Shared
  */
 export function writeEmbedding<Input extends Embeds, Values extends { external_id: string }, Row extends { external_id: string }, Record>(
   embedding: Embedding<Input, Values, Row, Record>,
-): (db: Db, store: StoreContext, inputs: readonly Input[], options: TriggerOptions) => Promise<Array<Upserted<Record> | AppError>> {
+): (db: Db, store: StoreContext, inputs: readonly Input[], options: WriteOptions) => Promise<Array<Upserted<Record> | AppError>> {
   const { table, fields, write, stored, toRecord } = embedding;
   return (db, store, inputs, options) => {
     const records = onlyGroup(byShape(inputs.map(fields), (record) => record, (record) => record.external_id));
     const customers = records && embeddedInOneGroup(inputs, records);
-    const push = { storeId: store.id, backfill: options.backfill, recoveryDelaySeconds: store.recoveryDelaySeconds };
+    const push = { storeId: store.id, backfill: options.backfill, recoveryDelaySeconds: store.recoveryDelaySeconds, statusesOnly: statusesOnly(options) };
     return writeRecords(db, {
       keys: inputs.map((input) => input.external_id),
       together: customers && records && ((db) => write(db, { ...push, records, writes: customers.writes, customerKeys: customers.keys, strict: true })),
@@ -146,6 +145,7 @@ export function writeEmbedding<Input extends Embeds, Values extends { external_i
       stored: (db, keys) => stored(db, store.id, keys),
       keyOf: (row) => row.external_id,
       toRecord,
+      statusesOnly: options.statusesOnly,
     });
   };
 }

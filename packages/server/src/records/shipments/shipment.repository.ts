@@ -1,7 +1,7 @@
 import type { ShipmentStatus } from "@commerce-ingest/shared";
 import { sql, type QueryCreator } from "kysely";
 import { withTriggers, WRITTEN } from "../../automations/triggers.js";
-import { arrayColumns, carriedColumns, linkedByKey, mergedColumns, unnestRows, upsertRecords, wasInserted, written, writtenRows, statement, type ValueOf } from "../../db/sql.js";
+import { answerColumns, arrayColumns, carriedColumns, linkedByKey, mergedColumns, unnestRows, upsertRecords, wasInserted, written, writtenRows, statement, type ValueOf } from "../../db/sql.js";
 import type { Database, Executor, ShipmentRow, Trx } from "../../db/types.js";
 
 export type ShipmentWrite = {
@@ -53,7 +53,15 @@ const shipmentTypes: Record<keyof ShipmentWrite, string> = {
  * `strict`: a shipment not written (older than its stored one, or its order
  * unknown) fails the whole statement (a stale write); otherwise it is left out.
  */
-export type ShipmentsToWrite = { storeId: number; shipments: readonly ShipmentValues[]; orderExternalIds?: readonly string[]; backfill: boolean; strict: boolean };
+export type ShipmentsToWrite = {
+  storeId: number;
+  shipments: readonly ShipmentValues[];
+  orderExternalIds?: readonly string[];
+  backfill: boolean;
+  strict: boolean;
+  /** Each shipment's id, key and `inserted` answered, no more (see `answerColumns`). */
+  statusesOnly?: true | undefined;
+};
 
 /** A shipment's write as plain values; its order's id only when the statement does not find it. */
 export type ShipmentValues = Omit<ShipmentWrite, "order_id"> & { order_id?: number };
@@ -80,7 +88,7 @@ export async function writeShipments(db: Executor, push: ShipmentsToWrite): Prom
 }
 
 const writeShipmentsStatement = statement(
-  (db, value: ValueOf<ShipmentsToWrite>, { shipments, orderExternalIds }) => {
+  (db, value: ValueOf<ShipmentsToWrite>, { shipments, orderExternalIds, statusesOnly }) => {
     const columns = ["external_id", ...carriedColumns(shipments)] as (keyof ShipmentValues)[];
     const storeId = value((args) => args.storeId);
     const found = orderExternalIds !== undefined;
@@ -108,7 +116,7 @@ const writeShipmentsStatement = statement(
     );
     return withTriggers(written, { tables: [WRITTEN.shipments] }, { id: storeId }, { backfill: value((args) => args.backfill) })
       .selectFrom(writtenRows<WrittenShipmentRow, ShipmentsToWrite>(value, WRITTEN.shipments, (args) => args.shipments.length))
-      .select([...WRITTEN_SHIPMENT, "inserted"]);
+      .select(answerColumns(WRITTEN_SHIPMENT, statusesOnly));
   },
 );
 

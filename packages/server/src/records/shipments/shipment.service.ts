@@ -1,10 +1,9 @@
 import { type Shipment, type ShipmentInput, type ShipmentRecord, shipmentInputSchema, shipmentSchema } from "@commerce-ingest/shared";
 import { formatOptionalTimestamp, formatTimestamp } from "../../db/sql.js";
 import type { StoreContext } from "../../tenancy/access.js";
-import type { TriggerOptions } from "../../automations/triggers.js";
 import type { Db } from "../../db/types.js";
 import { AppError } from "../../errors.js";
-import type { Upserted } from "../calls.js";
+import { statusesOnly, type Upserted, type WriteOptions } from "../calls.js";
 import { byShape, onlyGroup, presentOnly, sharedOptionalColumns, inGroups, writeRecords, upsertSpec } from "../write-path.js";
 import { readBack } from "../read-back.js";
 import * as repo from "./shipment.repository.js";
@@ -60,10 +59,10 @@ function shipmentFields(input: ShipmentInput): repo.ShipmentValues {
  * otherwise in a transaction, their orders found and locked first. One whose
  * order is unknown is refused, as it would be pushed alone.
  */
-export function upsertShipments(db: Db, store: StoreContext, inputs: readonly ShipmentInput[], options: TriggerOptions): Promise<Array<Upserted<Shipment> | AppError>> {
+export function upsertShipments(db: Db, store: StoreContext, inputs: readonly ShipmentInput[], options: WriteOptions): Promise<Array<Upserted<Shipment> | AppError>> {
   const shipments = onlyGroup(byShape(inputs.map(shipmentFields), (write) => write, (write) => write.external_id));
   const orderOf = new Map(inputs.map((input) => [input.external_id, input.order_external_id]));
-  const write = { storeId: store.id, backfill: options.backfill };
+  const write = { storeId: store.id, backfill: options.backfill, statusesOnly: statusesOnly(options) };
   return writeRecords(db, {
     keys: inputs.map((input) => input.external_id),
     together:
@@ -82,6 +81,7 @@ export function upsertShipments(db: Db, store: StoreContext, inputs: readonly Sh
     stored: (db, keys) => repo.findShipments(db, store.id, keys),
     keyOf: (row) => row.external_id,
     toRecord: toShipment,
+    statusesOnly: options.statusesOnly,
   });
 }
 
