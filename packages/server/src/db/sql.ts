@@ -608,13 +608,24 @@ export const pgTypes = {
 /** The same reading on the embedded database (PGlite's parsers by type). */
 export const embeddedParsers = { [INT8]: (value: string) => Number(value), [NUMERIC]: (value: string) => value };
 
+/** A number's text with at most two decimals and no exponent: money as it is, nothing to round. */
+const PLAIN_CENTS = /^\d+(?:\.(\d{1,2}))?$/;
+
 /**
  * A JSON number as money: rounded half-up to two decimals in decimal
  * arithmetic (1.005 becomes "1.01", which binary floats would make "1.00").
- * The number's shortest round-trip text is the decimal the caller wrote.
+ * The number's shortest round-trip text is the decimal the caller wrote; most
+ * prices have two decimals or fewer and are only padded, the rest go through
+ * decimal arithmetic.
  */
 export function toMoney(value: number): string {
-  return new Decimal(String(value)).toDecimalPlaces(2, Decimal.ROUND_HALF_UP).toFixed(2);
+  const text = String(value);
+  const plain = PLAIN_CENTS.exec(text);
+  if (plain) {
+    const decimals = plain[1]?.length ?? 0;
+    return decimals === 2 ? text : decimals === 1 ? `${text}0` : `${text}.00`;
+  }
+  return new Decimal(text).toDecimalPlaces(2, Decimal.ROUND_HALF_UP).toFixed(2);
 }
 
 /** A numeric column's text as the contract's money string: exactly two decimals. */
