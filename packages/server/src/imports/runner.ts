@@ -5,7 +5,7 @@ import { isDatabaseUnavailable } from "../db/index.js";
 import { inTransaction } from "../db/sql.js";
 import type { Db, Executor } from "../db/types.js";
 import { errorForLog, type Logger } from "../logger.js";
-import { writeItems, type ItemResult } from "../records/write-path.js";
+import { writeItems, type ItemResult, type ServiceCall } from "../records/write-path.js";
 import { afterMergeOf, chunkFailed, chunkMerged, claimChunk, holdMerge, failAbandonedUploads, failImport, lockImport, releaseChunk, startQueued, type ClaimedChunk, type LineRefusal } from "./import.repository.js";
 import { IMPORT_WRITES } from "./kinds.js";
 import { checkChunk, roundsOf, type CheckedLine } from "./lines.js";
@@ -137,7 +137,7 @@ export function startImportRunner(
       }
       // An import is history: stored as a push with `X-Backfill: true`, triggering nothing. Its counts and refusals
       // are all it keeps of each line's answer: the statements answer no record.
-      const call = { db: trx, store, options: { backfill: true, statusesOnly: true } };
+      const call: ServiceCall = { db: trx, store, options: { backfill: true, statusesOnly: true } };
       const results = new Map<number, ItemResult>();
       for (const round of roundsOf(spec, lines)) {
         const written = await writeItems(call, spec, round.map((line) => line.item), { logger: log, requestId: `import-${chunk.import_id}` });

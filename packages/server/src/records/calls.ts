@@ -15,13 +15,10 @@ export type Upserted<Record> = { record: Record | undefined; created: boolean; s
  * created or refused, not the record (an import's chunk, which keeps counts
  * and refusals): nothing of the records is answered.
  */
-export type WriteOptions = TriggerOptions & { statusesOnly?: boolean };
+export type WriteOptions = TriggerOptions & { statusesOnly?: true | undefined };
 
 /** What a service sees of a request: the database, the authorized store and how its records are written. */
 export type ServiceCall = { db: Db; store: StoreContext; options: WriteOptions };
-
-/** `statusesOnly` as a write statement takes it: present or absent, the shape it is compiled for (see `statement`). */
-export const statusesOnly = (options: WriteOptions): true | undefined => (options.statusesOnly ? true : undefined);
 
 /** The record a push's upsert answered: always there, as a push never asks for statuses alone. */
 export function recordOf<Record>({ record }: Upserted<Record>): Record {

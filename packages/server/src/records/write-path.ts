@@ -477,7 +477,7 @@ export type RecordWrites<Row, Record> = {
   keyOf: (row: Row) => string;
   toRecord: (row: Row) => Record;
   /** The caller reads only whether each record was created (see `WriteOptions`): the rows carry their id and key alone, and no record is made of them. */
-  statusesOnly?: boolean | undefined;
+  statusesOnly?: true | undefined;
 };
 
 /**

@@ -5,7 +5,7 @@ import type { StoreContext } from "../../tenancy/access.js";
 import { customerErased } from "../../automations/erasure.js";
 import type { TriggerOptions } from "../../automations/triggers.js";
 import type { CustomerRow, Db, Executor } from "../../db/types.js";
-import { statusesOnly, type Upserted, type WriteOptions } from "../calls.js";
+import type { Upserted, WriteOptions } from "../calls.js";
 import { byShape, onlyGroup, presentOnly, uniqueTags, upsertSpec, writeRecords } from "../write-path.js";
 import { unstorableText } from "../../text.js";
 import { listPage } from "../pages.js";
@@ -130,7 +130,7 @@ export async function upsertCustomers(db: Db, store: StoreContext, inputs: reado
       ? []
       : await writeRecords(db, {
           keys: live.map(customerKey),
-          together: writes && ((db) => repo.writeCustomers(db, { storeId: store.id, writes, backfill: options.backfill, strict: true, statusesOnly: statusesOnly(options) })),
+          together: writes && ((db) => repo.writeCustomers(db, { storeId: store.id, writes, backfill: options.backfill, strict: true, statusesOnly: options.statusesOnly })),
           separately: async (trx) => {
             const older = await olderThanStored(trx, "customers", store.id, live.map((input) => ({ external_id: customerKey(input), source_updated_at: input.source_updated_at })));
             return { written: [...(await upsertCustomersIn(trx, store, live.filter((input) => !older.has(customerKey(input))), options)).values()] };

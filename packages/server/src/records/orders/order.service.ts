@@ -4,7 +4,7 @@ import { inStatement, olderThanStored, formatMoney, toMoney, formatTimestamp } f
 import type { Db, Executor } from "../../db/types.js";
 import { AppError } from "../../errors.js";
 import { unstorableText } from "../../text.js";
-import { statusesOnly, type Upserted, type WriteOptions } from "../calls.js";
+import type { Upserted, WriteOptions } from "../calls.js";
 import { byShape, inGroups, onlyGroup, presentOnly, sharedOptionalColumns, upsertSpec, writeRecords, type SharedOptional } from "../write-path.js";
 import { embeddingRecord, readBack } from "../read-back.js";
 import type * as customerRepo from "../customers/customer.repository.js";
@@ -130,7 +130,7 @@ export function writeEmbedding<Input extends Embeds, Values extends { external_i
   return (db, store, inputs, options) => {
     const records = onlyGroup(byShape(inputs.map(fields), (record) => record, (record) => record.external_id));
     const customers = records && embeddedInOneGroup(inputs, records);
-    const push = { storeId: store.id, backfill: options.backfill, recoveryDelaySeconds: store.recoveryDelaySeconds, statusesOnly: statusesOnly(options) };
+    const push = { storeId: store.id, backfill: options.backfill, recoveryDelaySeconds: store.recoveryDelaySeconds, statusesOnly: options.statusesOnly };
     return writeRecords(db, {
       keys: inputs.map((input) => input.external_id),
       together: customers && records && ((db) => write(db, { ...push, records, writes: customers.writes, customerKeys: customers.keys, strict: true })),

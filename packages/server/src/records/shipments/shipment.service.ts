@@ -3,7 +3,7 @@ import { formatOptionalTimestamp, formatTimestamp } from "../../db/sql.js";
 import type { StoreContext } from "../../tenancy/access.js";
 import type { Db } from "../../db/types.js";
 import { AppError } from "../../errors.js";
-import { statusesOnly, type Upserted, type WriteOptions } from "../calls.js";
+import type { Upserted, WriteOptions } from "../calls.js";
 import { byShape, onlyGroup, presentOnly, sharedOptionalColumns, inGroups, writeRecords, upsertSpec } from "../write-path.js";
 import { readBack } from "../read-back.js";
 import * as repo from "./shipment.repository.js";
@@ -62,7 +62,7 @@ function shipmentFields(input: ShipmentInput): repo.ShipmentValues {
 export function upsertShipments(db: Db, store: StoreContext, inputs: readonly ShipmentInput[], options: WriteOptions): Promise<Array<Upserted<Shipment> | AppError>> {
   const shipments = onlyGroup(byShape(inputs.map(shipmentFields), (write) => write, (write) => write.external_id));
   const orderOf = new Map(inputs.map((input) => [input.external_id, input.order_external_id]));
-  const write = { storeId: store.id, backfill: options.backfill, statusesOnly: statusesOnly(options) };
+  const write = { storeId: store.id, backfill: options.backfill, statusesOnly: options.statusesOnly };
   return writeRecords(db, {
     keys: inputs.map((input) => input.external_id),
     together:
