@@ -28,13 +28,22 @@ export const tagsSchema = z.array(z.string().min(1).max(LIMITS.tagLength)).max(L
 
 const utf8 = new TextEncoder();
 
-export const metadataSchema = z
-  .record(z.string(), z.unknown())
+/**
+ * Any JSON object, taken as it came: free-form line items and metadata are stored as sent, so there is nothing in
+ * them to check but that each is an object, and nothing to copy. A record schema reads each key and value anew
+ * (about 1.5 µs an order of two line items, two fifths of checking its whole body). Refused as a record is, and
+ * documented as one.
+ */
+export const jsonObjectSchema = z
+  .custom<Record<string, unknown>>((value) => typeof value === "object" && value !== null && !Array.isArray(value), { message: "must be a record", abort: true })
+  .meta({ override: { type: "object", propertyNames: { type: "string" }, additionalProperties: {} } });
+
+export const metadataSchema = jsonObjectSchema
   .refine((value) => utf8.encode(JSON.stringify(value)).length <= LIMITS.metadataBytes, {
     message: `must be at most ${LIMITS.metadataBytes} bytes when serialised`,
   });
 
-export const lineItemsSchema = z.array(z.record(z.string(), z.unknown())).max(LIMITS.lineItems);
+export const lineItemsSchema = z.array(jsonObjectSchema).max(LIMITS.lineItems);
 
 /** ISO 8601 with `Z` or a numeric offset; a date-time without a zone is ambiguous and refused. */
 export const timestampSchema = z.iso

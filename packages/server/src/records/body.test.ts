@@ -1,8 +1,10 @@
-import { customerInputSchema, orderInputSchema } from "@commerce-ingest/shared";
+import { customerInputSchema, LIMITS, lineItemsSchema, metadataSchema, orderInputSchema } from "@commerce-ingest/shared";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { AppError } from "../errors.js";
 import { parseBody, readJsonObject } from "./write-path.js";
-import "../validation.js";
+import { toDetails } from "../validation.js";
 
 function failure(run: () => unknown): AppError {
   try {
@@ -46,6 +48,37 @@ describe("parseBody", () => {
   it("reports a phone of the wrong type once, from the schema", () => {
     const error = failure(() => parseBody(customerInputSchema, [["phone"]], { phone: 4155552671 }, "US"));
     expect(error.details).toEqual([{ path: "phone", message: "must be a string" }]);
+  });
+});
+
+describe("free-form line items and metadata", () => {
+  // What they were checked by: records of any keys and values, metadata within its size once serialised.
+  const record = z.record(z.string(), z.unknown());
+  const recordItems = z.array(record).max(LIMITS.lineItems);
+  const recordMetadata = record.refine((value) => new TextEncoder().encode(JSON.stringify(value)).length <= LIMITS.metadataBytes, {
+    message: `must be at most ${LIMITS.metadataBytes} bytes when serialised`,
+  });
+  const outcome = (schema: z.ZodType, value: unknown) => {
+    const result = schema.safeParse(value);
+    return result.success ? { ok: true } : { ok: false, details: toDetails(result.error.issues) };
+  };
+  const large = "x".repeat(LIMITS.metadataBytes + 1);
+  const edges = fc.constantFrom<unknown>(large, { note: large }, [large], null, [], [[]], [null, {}], Array.from({ length: LIMITS.lineItems + 1 }, () => ({})), Array(3).fill(large));
+
+  it("refuse what the records refused, with the same details, and keep what was sent as it was sent", () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.jsonValue(), fc.array(fc.jsonValue(), { maxLength: 5 }), edges), (value) => {
+        for (const [now, before] of [
+          [lineItemsSchema, recordItems],
+          [metadataSchema, recordMetadata],
+        ] as const) {
+          expect(outcome(now, value)).toEqual(outcome(before, value));
+          const parsed = now.safeParse(value);
+          if (parsed.success) expect(JSON.stringify(parsed.data)).toBe(JSON.stringify(value));
+        }
+      }),
+      { numRuns: 5_000 },
+    );
   });
 });
 
