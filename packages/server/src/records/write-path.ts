@@ -11,6 +11,7 @@ import { AppError } from "../errors.js";
 import { errorForLog } from "../logger.js";
 import { unstorableText } from "../text.js";
 import { toDetails } from "../validation.js";
+import { acceptedValue } from "./accepted.js";
 import type { ServiceCall, Upserted } from "./calls.js";
 export type { ServiceCall, Upserted } from "./calls.js";
 
@@ -250,7 +251,9 @@ export function parseBody<S extends z.ZodType>(
   country: string | null,
   options: { strict: boolean } = { strict: false },
 ): ParsedBody<z.output<S>> {
-  const result = schema.safeParse(raw);
+  // A body the schema accepts is read without zod's bookkeeping; one it may refuse, by zod, which names each failing field.
+  const accepted = acceptedValue(schema, raw);
+  const result = accepted ? { success: true as const, data: accepted.value } : schema.safeParse(raw);
   const details: ErrorDetail[] = result.success ? [] : toDetails(result.error.issues);
   const ignored = unknownFields(schema, raw);
   // `Prefer: handling=strict`: a field the API does not know (a typo, a read-only field) is an error, not silently dropped.
