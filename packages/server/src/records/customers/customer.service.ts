@@ -6,7 +6,7 @@ import { customerErased } from "../../automations/erasure.js";
 import type { TriggerOptions } from "../../automations/triggers.js";
 import type { CustomerRow, Db, Executor } from "../../db/types.js";
 import type { Upserted, WriteOptions } from "../calls.js";
-import { byShape, onlyGroup, presentOnly, uniqueTags, upsertSpec, writeRecords } from "../write-path.js";
+import { byShape, onlyGroup, uniqueTags, upsertSpec, writeRecords } from "../write-path.js";
 import { unstorableText } from "../../text.js";
 import { listPage } from "../pages.js";
 import type { ReadBack } from "../read-back.js";
@@ -214,12 +214,18 @@ export async function upsertEmbeddedCustomers(trx: Executor, store: StoreContext
  * embedded customer follows its record).
  */
 export function mergeEmbedded(customers: readonly CustomerInput[]): CustomerInput[] {
-  const merged = new Map<string, CustomerInput>();
+  // One object per key, each later field written over the one before: a record's customer is mostly its own.
+  const merged = new Map<string, Record<string, unknown>>();
   for (const customer of customers) {
     const key = customerKey(customer);
-    merged.set(key, { ...merged.get(key), ...presentOnly({ ...customer, source_updated_at: undefined }) } as CustomerInput);
+    let into = merged.get(key);
+    if (!into) merged.set(key, (into = {}));
+    for (const field in customer) {
+      const value = customer[field as keyof CustomerInput];
+      if (value !== undefined && field !== "source_updated_at") into[field] = value;
+    }
   }
-  return [...merged.values()];
+  return [...merged.values()] as CustomerInput[];
 }
 
 /**
