@@ -107,4 +107,23 @@ describe("a body's accepted value", () => {
       { numRuns: 3_000 },
     );
   });
+
+  it("is what zod makes of a body whose schema holds itself", () => {
+    const node: z.ZodType<{ name: string; children?: unknown[] }> = z.object({
+      name: z.string().max(3),
+      get children() {
+        return z.array(node).max(2).optional();
+      },
+    });
+    const example: Body = { name: "a", children: [{ name: "b", children: [{ name: "c" }] }] };
+    fc.assert(
+      fc.property(nearby(example), (body) => {
+        const parsed = node.safeParse(body);
+        const found = acceptedValue(node, body);
+        expect(found !== undefined).toBe(parsed.success);
+        if (found && parsed.success) expect(text(found.value)).toBe(text(parsed.data));
+      }),
+      { numRuns: 1_000 },
+    );
+  });
 });

@@ -29,10 +29,22 @@ export function acceptedValue<S extends z.ZodType>(schema: S, value: unknown): {
   return out === UNSURE ? undefined : { value: out as z.output<S> };
 }
 
+/** Schemas whose walks are being made: one met again inside itself holds itself (a recursive shape). */
+const making = new Set<$ZodType>();
+
 function walkOf(schema: $ZodType): Walk {
-  let walk = walks.get(schema);
-  if (!walk) walks.set(schema, (walk = walkFor(schema)));
-  return walk;
+  const known = walks.get(schema);
+  if (known) return known;
+  // Where a schema recurs inside itself, zod runs it.
+  if (making.has(schema)) return leafWalk(schema);
+  making.add(schema);
+  try {
+    const walk = walkFor(schema);
+    walks.set(schema, walk);
+    return walk;
+  } finally {
+    making.delete(schema);
+  }
 }
 
 function walkFor(schema: $ZodType): Walk {
