@@ -77,12 +77,17 @@ function leafWalk(schema: $ZodType): Walk {
   const checks = [...(internals.def.checks ?? [])];
   if (internals.traits.has("$ZodCheck")) checks.unshift(schema as unknown as $ZodCheck<never>);
   return (value, run) => {
-    run.value = value;
-    if (run.issues.length > 0) run.issues = [];
-    const result = internals.parse(run as Parameters<typeof internals.parse>[0], CONTEXT);
+    const result = internals.parse(holding(run, value) as Parameters<typeof internals.parse>[0], CONTEXT);
     if (result instanceof Promise || result.issues.length > 0) return UNSURE;
     return passes(checks, result) ? result.value : UNSURE;
   };
+}
+
+/** The run, holding `value` and no issues (a field before it may have left some, when it was optional and absent). */
+function holding(run: Run, value: unknown): Run {
+  run.value = value;
+  if (run.issues.length > 0) run.issues = [];
+  return run;
 }
 
 /** Whether a parsed value passes its schema's checks (each run when it applies, as zod runs them). */
@@ -136,8 +141,6 @@ function arrayWalk(schema: $ZodArray, checks: ReadonlyArray<$ZodCheck<never>>): 
       out[index] = item;
     }
     if (checks.length === 0) return out;
-    run.value = out;
-    if (run.issues.length > 0) run.issues = [];
-    return passes(checks, run) ? run.value : UNSURE;
+    return passes(checks, holding(run, out)) ? run.value : UNSURE;
   };
 }
