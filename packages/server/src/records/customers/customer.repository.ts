@@ -146,8 +146,8 @@ export const fieldsOf = (writes: readonly CustomerWrite[]): (keyof CustomerField
 /**
  * The statement's customers (see `upsertCustomers`) as CTEs a statement goes
  * on from: `incoming` (each write, with the active customer stored under its
- * key as the statement found it, and `held` when the write would change none
- * of it), `contact` (the phones of the writes not held), `customer_written`,
+ * key as the statement found it, each of its columns as `stored_<column>`,
+ * and `held` when the write would change none of it), `contact` (the phones of the writes not held), `customer_written`,
  * `customer` (the written rows and the held ones as stored, with `inserted`)
  * and `link`.
  * Its text depends on `columns`, the fields the writes carry, alone; its values
@@ -172,15 +172,15 @@ export function withCustomers<A extends CustomersToWrite>(db: Executor, value: V
   ]);
   // A customer stored with every field the write carries, and its contact: the write would change nothing.
   const unchanged = sql.join(
-    columns.map((column) => sql`${sql.ref(`i.${column}`)} is not distinct from (i.stored).${sql.id(column)}`),
+    columns.map((column) => sql`${sql.ref(`i.${column}`)} is not distinct from ${sql.ref(`i.stored_${column}`)}`),
     sql` and `,
   );
   const picked = (names: readonly string[]) => sql.join(names.map((name) => sql.ref(`i.${name}`)));
   return db
     .with("incoming", () =>
-      sql`(select i.*, (i.stored_id is not null and (i.stored).contact_id is not null and ${unchanged}) as held
-        from (select r.*, s.stored_id, s.stored from (${incoming}) as r
-          left join lateral (select c.id as stored_id, c as stored from customers as c
+      sql`(select i.*, (i.stored_id is not null and i.stored_contact_id is not null and ${unchanged}) as held
+        from (select r.*, s.* from (${incoming}) as r
+          left join lateral (select ${sql.join(CUSTOMER_COLUMNS.map((column) => sql`${sql.ref(`c.${column}`)} as ${sql.id(`stored_${column}`)}`))} from customers as c
             where c.store_id = ${storeId} and c.external_id = r.external_id and c.deleted_at is null limit 1) as s on true) as i)`,
     )
     .with("contact", (qb) =>
@@ -217,7 +217,7 @@ export function withCustomers<A extends CustomersToWrite>(db: Executor, value: V
     )
     .with(WRITTEN.customers, () =>
       sql`(select * from customer_written union all
-        select ${sql.join(CUSTOMER_COLUMNS.map((column) => (column === "profile_changed" ? sql`false` : sql`(i.stored).${sql.id(column)}`)))}, false from incoming as i where i.held)`,
+        select ${sql.join(CUSTOMER_COLUMNS.map((column) => (column === "profile_changed" ? sql`false` : sql.ref(`i.stored_${column}`))))}, false from incoming as i where i.held)`,
     )
     .with("link", (qb) =>
       qb
