@@ -545,8 +545,10 @@ export type SharedOptionalColumns = {
   line_items?: string | null;
 };
 
-export function sharedOptionalColumns(input: SharedOptional): SharedOptionalColumns {
-  const columns: SharedOptionalColumns = {};
+/** The shared optional fields `input` carries, as columns: set on `columns` when given, else on a new object. */
+export function sharedOptionalColumns(input: SharedOptional): SharedOptionalColumns;
+export function sharedOptionalColumns<C extends object>(input: SharedOptional, columns: C): C & SharedOptionalColumns;
+export function sharedOptionalColumns(input: SharedOptional, columns: SharedOptionalColumns = {}): SharedOptionalColumns {
   if (input.currency !== undefined) columns.currency = input.currency === null ? null : input.currency.toUpperCase();
   if (input.tags !== undefined) columns.tags = uniqueTags(input.tags);
   if (input.metadata !== undefined) columns.metadata = input.metadata === null ? null : JSON.stringify(input.metadata);
@@ -600,9 +602,10 @@ export function recordAnswers<Row, Record>(
   });
 }
 
-/** The given fields that are not `undefined`: what a merge writes. */
-export function presentOnly<T extends Record<string, unknown>>(fields: T): Partial<T> {
-  const present: Partial<T> = {};
+/** The given fields that are not `undefined`, what a merge writes: set on `present` when given, else on a new object. */
+export function presentOnly<T extends Record<string, unknown>>(fields: T): Partial<T>;
+export function presentOnly<T extends Record<string, unknown>, P extends object>(fields: T, present: P): P & Partial<T>;
+export function presentOnly(fields: Record<string, unknown>, present: Record<string, unknown> = {}): Record<string, unknown> {
   for (const key in fields) if (fields[key] !== undefined) present[key] = fields[key];
   return present;
 }

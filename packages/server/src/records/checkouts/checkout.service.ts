@@ -33,7 +33,7 @@ export function toCheckout(row: repo.WrittenCheckout): Checkout {
 
 /** What an upsert writes of a checkout (see `embeddingFields`); absent fields are left out, so they keep their stored value. */
 function checkoutFields(input: CheckoutInput): repo.CheckoutValues {
-  return { ...embeddingFields(input), abandoned_at: input.abandoned_at, ...presentOnly({ recovery_url: input.recovery_url }) };
+  return presentOnly({ recovery_url: input.recovery_url }, embeddingFields(input, { abandoned_at: input.abandoned_at }));
 }
 
 /**

@@ -33,7 +33,7 @@ export function toOrder(row: repo.WrittenOrder): Order {
 
 /** What an upsert writes of an order (see `embeddingFields`); absent fields are left out, so they keep their stored value. */
 function orderFields(input: OrderInput): repo.OrderValues {
-  return { ...embeddingFields(input), placed_at: input.placed_at, ...presentOnly({ financial_status: input.financial_status, fulfillment_status: input.fulfillment_status }) };
+  return presentOnly({ financial_status: input.financial_status, fulfillment_status: input.fulfillment_status }, embeddingFields(input, { placed_at: input.placed_at }));
 }
 
 /**
@@ -104,14 +104,16 @@ export type Embedding<Input, Values, Row, Record> = {
 
 type Embeds = { external_id: string; customer: CustomerInput; source_updated_at?: string | undefined };
 
-/** What an upsert writes of any record that embeds its customer (see `EmbeddingValues`); absent fields are left out, so they keep their stored value. */
-export function embeddingFields(input: Embeds & { total_price: number } & SharedOptional): customerRepo.EmbeddingValues {
-  return {
-    external_id: input.external_id,
-    total_price: toMoney(input.total_price),
-    ...presentOnly({ source_updated_at: input.source_updated_at }),
-    ...sharedOptionalColumns({ currency: input.currency, tags: input.tags, metadata: input.metadata, line_items: input.line_items }),
-  };
+/**
+ * What an upsert writes of any record that embeds its customer (see `EmbeddingValues`), then its resource's own
+ * fields (`own`, its required ones, and whatever the caller sets after): absent fields are left out, so they keep
+ * their stored value. One object, its fields set in that order (a record's shape is its fields' order).
+ */
+export function embeddingFields<Own extends object>(input: Embeds & { total_price: number } & SharedOptional, own: Own): customerRepo.EmbeddingValues & Own {
+  const fields: customerRepo.EmbeddingValues = { external_id: input.external_id, total_price: toMoney(input.total_price) };
+  if (input.source_updated_at !== undefined) fields.source_updated_at = input.source_updated_at;
+  sharedOptionalColumns(input, fields);
+  return Object.assign(fields, own);
 }
 
 /**

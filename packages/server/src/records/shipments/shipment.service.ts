@@ -39,17 +39,12 @@ const orderNotFound = () =>
 
 /** What an upsert writes of a shipment; absent fields are left out, so they keep their stored value. */
 function shipmentFields(input: ShipmentInput): repo.ShipmentValues {
-  return {
-    external_id: input.external_id,
-    ...presentOnly({
-      tracking_number: input.tracking_number,
-      tracking_url: input.tracking_url,
-      carrier: input.carrier,
-      status: input.status,
-      source_updated_at: input.source_updated_at,
-    }),
-    ...sharedOptionalColumns({ metadata: input.metadata }),
-  };
+  const fields: repo.ShipmentValues = { external_id: input.external_id };
+  presentOnly(
+    { tracking_number: input.tracking_number, tracking_url: input.tracking_url, carrier: input.carrier, status: input.status, source_updated_at: input.source_updated_at },
+    fields,
+  );
+  return sharedOptionalColumns({ metadata: input.metadata }, fields);
 }
 
 /**
