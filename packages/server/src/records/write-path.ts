@@ -215,11 +215,14 @@ function objectShape(schema: z.ZodType): Record<string, z.ZodType> | undefined {
   return shape ?? undefined;
 }
 
+/** No field unknown: one list for every body, as a chunk's checked lines are kept until their merge. */
+const NONE_UNKNOWN: readonly string[] = Object.freeze([]);
+
 /** Dotted paths of the fields the schema does not know (free-form fields, such as metadata, have none). */
-export function unknownFields(schema: z.ZodType, value: unknown, prefix = ""): string[] {
+export function unknownFields(schema: z.ZodType, value: unknown, prefix = ""): readonly string[] {
   const unknown: string[] = [];
   collectUnknown(schema, value, prefix, unknown);
-  return unknown;
+  return unknown.length === 0 ? NONE_UNKNOWN : unknown;
 }
 
 function collectUnknown(schema: z.ZodType, value: unknown, prefix: string, unknown: string[]): void {
@@ -236,7 +239,7 @@ function collectUnknown(schema: z.ZodType, value: unknown, prefix: string, unkno
 }
 
 /** What the parser made of a body: its value, and the fields it ignored. */
-export type ParsedBody<T> = { value: T; ignored: string[] };
+export type ParsedBody<T> = { value: T; ignored: readonly string[] };
 
 /**
  * The one place a body is checked: its schema (the shared zod schema, which
@@ -337,7 +340,7 @@ export type ItemResult = {
   external_id: string | null;
   record?: object;
   stale?: true;
-  ignored_fields?: string[];
+  ignored_fields?: readonly string[];
   error?: string;
   code?: ErrorWireCode;
   details?: ErrorDetail[];
@@ -345,7 +348,7 @@ export type ItemResult = {
 
 export const refusal = (externalId: string | null, error: AppError): ItemResult => ({ status: error.status, external_id: externalId, ...errorBodyOf(error.code, error.details) });
 
-export type ParsedItem<Body> = { externalId: string | null; value: Body; ignored: string[]; refused?: undefined } | { externalId: string | null; refused: ItemResult };
+export type ParsedItem<Body> = { externalId: string | null; value: Body; ignored: readonly string[]; refused?: undefined } | { externalId: string | null; refused: ItemResult };
 
 /** Set-based writes of a batch or an import's chunk that failed for a reason of the service's own (see `upsertTogether`), for /metrics. */
 export const togetherFailed = { count: 0 };
@@ -363,7 +366,7 @@ async function upsertTogether<Body, Record extends object>(
   parsed: ReadonlyArray<ParsedItem<Body>>,
   ctx: Pick<Context, "logger" | "requestId">,
 ): Promise<ItemResult[] | undefined> {
-  const valid = parsed.flatMap((item) => (item.refused ? [] : [item]));
+  const valid = parsed.filter((item): item is Exclude<ParsedItem<Body>, { refused: ItemResult }> => !item.refused);
   const key = (item: (typeof valid)[number]) => (keyOf ? keyOf(item.value) : item.externalId);
   if (valid.length === 0 || new Set(valid.map(key)).size < valid.length) return undefined;
   let written: Array<Upserted<Record> | AppError>;
@@ -394,20 +397,20 @@ export const externalIdOf = (item: unknown) =>
 export function parseItem<Body extends z.ZodType, Record extends object>(spec: UpsertSpec<Body, Record>, item: unknown, country: string | null, strict: boolean): ParsedItem<z.output<Body>> {
   const externalId = externalIdOf(item);
   try {
-    return { externalId, ...parseBody(spec.body, spec.phonePaths, item, country, { strict }) };
+    const { value, ignored } = parseBody(spec.body, spec.phonePaths, item, country, { strict });
+    return { externalId, value, ignored };
   } catch (error) {
     if (error instanceof AppError && error.status < 500) return { externalId, refused: refusal(externalId, error) };
     throw error;
   }
 }
 
-const stored = <Record extends object>(item: { externalId: string | null; ignored: string[] }, { record, created, stale }: Upserted<Record>): ItemResult => ({
-  status: created ? 201 : 200,
-  external_id: item.externalId,
-  record,
-  ...(stale ? { stale: true as const } : {}),
-  ...(item.ignored.length > 0 ? { ignored_fields: item.ignored } : {}),
-});
+function stored<Record extends object>(item: { externalId: string | null; ignored: readonly string[] }, { record, created, stale }: Upserted<Record>): ItemResult {
+  const result: ItemResult = { status: created ? 201 : 200, external_id: item.externalId, record };
+  if (stale) result.stale = true;
+  if (item.ignored.length > 0) result.ignored_fields = item.ignored;
+  return result;
+}
 
 /**
  * Writes checked records inside the caller's transaction, as a batch does and
