@@ -95,6 +95,16 @@ describe("a column's values sent as one array parameter", () => {
 
   it("arrive exactly as given, whatever characters they hold, on the database in use", async () => {
     expect((await unnested({ v: { type: "text", values: awkward } })).map((row) => row.v)).toEqual(awkward);
+    // Text with nothing to escape, and no null among it (a column's usual values), arrives as given too.
+    const plain = awkward.filter((value): value is string => value !== null && !/["\\]/.test(value));
+    expect((await unnested({ v: { type: "text", values: plain } })).map((row) => row.v)).toEqual(plain);
+    const numbers = { amount: { type: "numeric", values: ["129.90", 0.5, -3, 1e21] }, id: { type: "bigint", values: [9007199254740993n, 7, -1, 0] }, flag: { type: "boolean", values: [true, false, true, false] } };
+    expect(await unnested(numbers, sql`r.amount::text as amount, r.id::text as id, r.flag`)).toEqual([
+      { amount: "129.90", id: "9007199254740993", flag: true },
+      { amount: "0.5", id: "7", flag: false },
+      { amount: "-3", id: "-1", flag: true },
+      { amount: "1000000000000000000000", id: "0", flag: false },
+    ]);
     // Lists of tags and objects travel as JSON: what they hold arrives as it was, and a null is SQL's null.
     const lists = [["a", 'b"c', "d\\e"], [], null, ["NULL", "{x}"]];
     expect((await unnested({ v: { type: "text[]", values: lists } })).map((row) => row.v)).toEqual(lists);
