@@ -147,9 +147,9 @@ export const fieldsOf = (writes: readonly CustomerWrite[]): (keyof CustomerField
  * The statement's customers (see `upsertCustomers`) as CTEs a statement goes
  * on from: `incoming` (each write, with the active customer stored under its
  * key as the statement found it, each of its columns as `stored_<column>`,
- * and `held` when the write would change none of it), `contact` (the phones of the writes not held), `customer_written`,
- * `customer` (the written rows and the held ones as stored, with `inserted`)
- * and `link`.
+ * and `held` when the write would change none of it), `contact` (the phones
+ * of the writes not held), `customer_written`, `customer` (the written rows
+ * and the held ones as stored, with `inserted`) and `link`.
  * Its text depends on `columns`, the fields the writes carry, alone; its values
  * come through `value` (see `statement`).
  */
