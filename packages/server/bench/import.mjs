@@ -5,6 +5,10 @@
  * transaction (the floor of this schema); another team's single pushes while an import runs, beside the same
  * pushes alone; and the embedded database's figures, these two once the cluster's autovacuums have ended (the
  * imports' database dropped first). Writes docs/imports-bench.md and docs/imports-bench.json.
+ *
+ * `--pair <checkout before>,<checkout after> [--kind orders|customers] [--lines 200000] [--rounds 4]` instead
+ * runs two builds' imports side by side and prints their CPU per record (see `sideBySide`); each checkout must be
+ * built.
  */
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
@@ -25,6 +29,11 @@ const { values } = parseArgs({
     "distinct-customers": { type: "string", default: "50000" },
     live: { type: "string", default: "400000" },
     "live-seconds": { type: "string", default: "15" },
+    // `--pair <checkout before>,<checkout after>`: the two builds' imports side by side instead (see `sideBySide`).
+    pair: { type: "string" },
+    kind: { type: "string", default: "orders" },
+    lines: { type: "string", default: "200000" },
+    rounds: { type: "string", default: "4" },
   },
 });
 const ORDERS = Number(values.orders);
@@ -94,11 +103,11 @@ async function waitFor(url) {
   throw new Error(`${url} did not come up`);
 }
 
-async function startService(env) {
+async function startService(env, checkout = repo) {
   const port = await freePort();
   // As `pnpm start` runs it: a young generation of 16 MB semi-spaces on PostgreSQL, 4 MB on the embedded database.
   const young = `--max-semi-space-size=${env.DATABASE_URL ? 16 : 4}`;
-  const child = spawn(process.execPath, [young, ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean), path.join(here, "../dist/main.js")], {
+  const child = spawn(process.execPath, [young, ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean), path.join(checkout, "packages/server/dist/main.js")], {
     // The defaults (rate limit included), but no demo data; logs at info to /dev/null.
     env: { PATH: process.env.PATH, PORT: String(port), ADMIN_TOKEN: admin, SEED_DEMO: "false", ...env },
     stdio: ["ignore", "ignore", "inherit"],
@@ -349,6 +358,73 @@ async function pushesDuringImport(service, file, lines) {
     importDuring: Math.round((after.processed - before.processed) / windowSeconds),
     importWhole: importAlone,
   };
+}
+
+/**
+ * Two builds' imports side by side, for a change smaller than the machine's drift from one import to the next:
+ * both services up at once, each on a fresh database of the same PostgreSQL, the same file uploaded to both at
+ * once; when the first ends, each side's CPU per record (its server's, and its database's backends', from /proc).
+ * The builds change seats every round. Prints each round and the medians of after / before; writes nothing.
+ */
+async function sideBySide([before, after], kind, lines, rounds) {
+  const file = path.join(work, `${kind}-${lines}.ndjson.gz`);
+  await writeFile(file, lines, kind === "orders" ? order : customer);
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  const backendSeconds = async (db) => {
+    const { rows } = await client.query("select pid from pg_stat_activity where datname = $1", [db]);
+    return rows.reduce((sum, row) => sum + cpuSeconds(row.pid), 0);
+  };
+  const ratios = { total: [], server: [], postgres: [] };
+  try {
+    for (let round = 0; round < rounds; round++) {
+      await untilVacuumsEnd(client);
+      const seats = (round % 2 ? [after, before] : [before, after]).map((checkout, seat) => ({ checkout, db: `bench_pair_${Date.now()}_${seat}` }));
+      for (const side of seats) {
+        await client.query(`create database ${side.db}`);
+        const url = new URL(serverUrl);
+        url.pathname = `/${side.db}`;
+        side.service = await startService({ DATABASE_URL: url.toString() }, side.checkout);
+        side.storeId = await side.service.store();
+      }
+      try {
+        for (const side of seats) side.cpu = { server: cpuSeconds(side.service.child.pid), postgres: await backendSeconds(side.db) };
+        await Promise.all(seats.map(async (side) => (side.id = await upload(side.service, side.storeId, kind, file))));
+        for (let ended = false; !ended; ) {
+          await sleep(200);
+          for (const side of seats) if (["succeeded", "failed", "cancelled"].includes((await importState(side.service, side.storeId, side.id)).status)) ended = true;
+        }
+        for (const side of seats) {
+          const { processed } = await importState(side.service, side.storeId, side.id);
+          const server = (cpuSeconds(side.service.child.pid) - side.cpu.server) / processed;
+          const postgres = ((await backendSeconds(side.db)) - side.cpu.postgres) / processed;
+          side.perRecordUs = { server: server * 1e6, postgres: postgres * 1e6, total: (server + postgres) * 1e6 };
+        }
+      } finally {
+        for (const side of seats) await stop(side.service.child);
+        for (const side of seats) await client.query(`drop database if exists ${side.db} with (force)`);
+      }
+      const [b, a] = seats[0].checkout === before ? seats : [seats[1], seats[0]];
+      for (const part of Object.keys(ratios)) ratios[part].push(a.perRecordUs[part] / b.perRecordUs[part]);
+      const us = (side) => `${side.perRecordUs.total.toFixed(1)} µs (server ${side.perRecordUs.server.toFixed(1)}, PostgreSQL ${side.perRecordUs.postgres.toFixed(1)})`;
+      console.log(`round ${round + 1}, ${seats[0].checkout === before ? "before" : "after"} seated first: CPU per record before ${us(b)}, after ${us(a)}; after / before ${(a.perRecordUs.total / b.perRecordUs.total).toFixed(3)}`);
+    }
+  } finally {
+    await client.end();
+  }
+  const median = (list) => [...list].sort((x, y) => x - y)[Math.floor(list.length / 2)];
+  console.log(`after / before, median of ${rounds} rounds: CPU per record ${median(ratios.total).toFixed(3)} (server ${median(ratios.server).toFixed(3)}, PostgreSQL ${median(ratios.postgres).toFixed(3)})`);
+}
+
+if (values.pair) {
+  const checkouts = values.pair.split(",").map((checkout) => path.resolve(checkout));
+  if (checkouts.length !== 2) throw new Error("--pair <checkout before>,<checkout after>");
+  try {
+    await sideBySide(checkouts, values.kind, Number(values.lines), Number(values.rounds));
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+  process.exit(0);
 }
 
 const machine = `${os.cpus().length} × ${os.cpus()[0]?.model.trim()}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
