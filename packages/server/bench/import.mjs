@@ -183,6 +183,9 @@ async function upload(service, storeId, kind, file) {
   return created.id;
 }
 
+/** Whether an import's state is one it ends in. */
+const ended = (state) => ["succeeded", "failed", "cancelled"].includes(state.status);
+
 const importState = async (service, storeId, id) =>
   (await fetch(`${service.url}/api/v1/stores/${storeId}/imports/${id}`, { headers: { Authorization: `Bearer ${service.key}` } })).json();
 
@@ -201,7 +204,7 @@ async function importFile(service, storeId, kind, file, lines) {
   let state;
   for (;;) {
     state = await importState(service, storeId, id);
-    if (["succeeded", "failed", "cancelled"].includes(state.status)) break;
+    if (ended(state)) break;
     await sleep(100);
   }
   const seconds = (performance.now() - started) / 1000;
@@ -346,7 +349,7 @@ async function pushesDuringImport(service, file, lines) {
   const after = await importState(service, storeId, id);
   const windowSeconds = (performance.now() - windowStarted) / 1000;
   let state = after;
-  while (!["succeeded", "failed", "cancelled"].includes(state.status)) {
+  while (!ended(state)) {
     await sleep(100);
     state = await importState(service, storeId, id);
   }
@@ -390,12 +393,13 @@ async function sideBySide([before, after], kind, lines, rounds) {
       try {
         for (const side of seats) side.cpu = { server: cpuSeconds(side.service.child.pid), postgres: await backendSeconds(side.db) };
         await Promise.all(seats.map(async (side) => (side.id = await upload(side.service, side.storeId, kind, file))));
-        for (let ended = false; !ended; ) {
+        // Until the first ends: each side's state then, read once.
+        do {
           await sleep(200);
-          for (const side of seats) if (["succeeded", "failed", "cancelled"].includes((await importState(side.service, side.storeId, side.id)).status)) ended = true;
-        }
+          for (const side of seats) side.state = await importState(side.service, side.storeId, side.id);
+        } while (!seats.some((side) => ended(side.state)));
         for (const side of seats) {
-          const { processed } = await importState(side.service, side.storeId, side.id);
+          const { processed } = side.state;
           const server = (cpuSeconds(side.service.child.pid) - side.cpu.server) / processed;
           const postgres = ((await backendSeconds(side.db)) - side.cpu.postgres) / processed;
           side.perRecordUs = { server: server * 1e6, postgres: postgres * 1e6, total: (server + postgres) * 1e6 };
