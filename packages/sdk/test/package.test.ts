@@ -24,12 +24,38 @@ const wrong: OrderInput = { ...order, total_price: "1" };
 void wrong;
 `;
 
-/** The tarball `pnpm publish` would upload (workspace and catalog versions resolved). */
-async function pack(work: string): Promise<string> {
-  const { stdout } = await run("pnpm", ["pack", "--pack-destination", work], { cwd: sdkDir });
-  const tarball = stdout.trim().split("\n").pop() ?? "";
-  expect(fs.existsSync(tarball)).toBe(true);
-  return tarball;
+/** The files a checkout of the package holds (its tsconfig extends the repository's), without its build. */
+const sources = ["src", "bin", "package.json", "tsup.config.ts", "tsconfig.json", "README.md", "CHANGELOG.md"];
+
+/**
+ * A copy of the package's sources beside it, with no dist. Packing runs the package's build, which
+ * empties dist first; done in the package itself, it would pull dist/cli.js from under the tests
+ * that run the command line at the same time.
+ */
+function copyOfPackage(): string {
+  const copy = fs.mkdtempSync(path.join(sdkDir, "..", ".sdk-copy-"));
+  for (const file of sources) fs.cpSync(path.join(sdkDir, file), path.join(copy, file), { recursive: true });
+  fs.symlinkSync(path.join(sdkDir, "node_modules"), path.join(copy, "node_modules"));
+  return copy;
+}
+
+let packed: Promise<string> | undefined;
+
+/** The tarball `pnpm publish` would upload (workspace and catalog versions resolved), packed once per run. */
+function pack(): Promise<string> {
+  packed ??= (async () => {
+    const copy = copyOfPackage();
+    try {
+      const work = fs.mkdtempSync(path.join(os.tmpdir(), "sdk-pack-"));
+      const { stdout } = await run("pnpm", ["pack", "--pack-destination", work], { cwd: copy });
+      const tarball = stdout.trim().split("\n").pop() ?? "";
+      expect(fs.existsSync(tarball)).toBe(true);
+      return tarball;
+    } finally {
+      fs.rmSync(copy, { recursive: true, force: true });
+    }
+  })();
+  return packed;
 }
 
 /**
@@ -38,7 +64,7 @@ async function pack(work: string): Promise<string> {
  * really ships, and nothing else in node_modules (it has no dependency).
  */
 async function installPacked(work: string): Promise<string> {
-  const tarball = await pack(work);
+  const tarball = await pack();
   const project = path.join(work, "consumer");
   const installed = path.join(project, "node_modules/@commerce-ingest/sdk");
   fs.mkdirSync(installed, { recursive: true });
@@ -90,7 +116,7 @@ client.orders.update(1, "x", {}).catch((e) => console.log(JSON.stringify({ kind:
 
   it("installs with npm from the tarball, and its command runs as `npx @commerce-ingest/sdk` runs it", { timeout: 120_000 }, async () => {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), "sdk-npx-"));
-    const tarball = await pack(work);
+    const tarball = await pack();
     const project = path.join(work, "shop");
     fs.mkdirSync(project);
     fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "shop", version: "1.0.0", private: true }));
@@ -118,11 +144,8 @@ client.orders.update(1, "x", {}).catch((e) => console.log(JSON.stringify({ kind:
   });
 
   it("packs its code from a checkout that never built it: packing builds it first", { timeout: 120_000 }, async () => {
-    // A copy of the package's sources beside it (its tsconfig extends the repository's), with no dist.
-    const clean = fs.mkdtempSync(path.join(sdkDir, "..", ".sdk-clean-"));
+    const clean = copyOfPackage();
     try {
-      for (const file of ["src", "package.json", "tsup.config.ts", "tsconfig.json", "README.md", "CHANGELOG.md"]) fs.cpSync(path.join(sdkDir, file), path.join(clean, file), { recursive: true });
-      fs.symlinkSync(path.join(sdkDir, "node_modules"), path.join(clean, "node_modules"));
       expect(fs.existsSync(path.join(clean, "dist"))).toBe(false);
       const { stdout } = await run("npm", ["pack", "--dry-run", "--json"], { cwd: clean });
       // The build's own lines come first (CI shows them): the JSON starts on a line of its own.
@@ -135,7 +158,7 @@ client.orders.update(1, "x", {}).catch((e) => console.log(JSON.stringify({ kind:
 
   it("is ready to publish: npm publish --dry-run of the packed tarball", { timeout: 120_000 }, async () => {
     const work = fs.mkdtempSync(path.join(os.tmpdir(), "sdk-publish-"));
-    const tarball = await pack(work);
+    const tarball = await pack();
     const { stdout, stderr } = await run("npm", ["publish", "--dry-run", "--access", "public", tarball], { cwd: work });
     const { version } = JSON.parse(fs.readFileSync(path.join(sdkDir, "package.json"), "utf8")) as { version: string };
     expect(`${stdout}${stderr}`).toContain(`+ @commerce-ingest/sdk@${version}`);
