@@ -374,7 +374,7 @@ try {
   // Enough batches that the run's own start and end do not dominate the rate.
   const b100 = await load(target, "batch", { batch: 100, connections: 4, amount: 80 });
   record("batch of 100 orders", b100, { recordsPerSecond: b100.rps * 100 });
-  const b1000 = await load(target, "batch", { batch: 1000, connections: 2, amount: 20 });
+  const b1000 = await load(target, "batch", { batch: 1000, connections: 2, amount: 60 });
   record("batch of 1,000 orders", b1000, { recordsPerSecond: b1000.rps * 1000 });
   const customerRow = results.find((r) => r.name === "customer push");
   await stop(service.child);
@@ -393,7 +393,7 @@ try {
   const defaultsTarget = { ...defaults, service: true };
   // A process just started, as every scenario's before it, is warmed up first (a few batches, well inside the limit).
   await load(defaultsTarget, "batch", { batch: 1000, connections: 2, amount: 6 });
-  const bDefault = await load(defaultsTarget, "batch", { batch: 1000, connections: 2, amount: 20 });
+  const bDefault = await load(defaultsTarget, "batch", { batch: 1000, connections: 2, amount: 60 });
   record("batch of 1,000 orders, default rate limit", bDefault, { recordsPerSecond: bDefault.rps * 1000 });
   await stop(defaults.child);
 
