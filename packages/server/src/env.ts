@@ -45,7 +45,7 @@ const envSchema = z.object({
    */
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional(),
   /** Jobs one worker slot runs in one transaction (local delivery). */
-  WORKER_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(1000),
+  WORKER_BATCH_SIZE: z.coerce.number().int().min(1).max(1000).default(250),
   /** Server processes sharing the port (PostgreSQL only): more cores for the API. */
   CLUSTER_WORKERS: z.coerce.number().int().min(1).max(64).default(1),
   WORKER_POLL_MS: z.coerce.number().int().min(10).default(500),
