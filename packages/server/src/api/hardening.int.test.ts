@@ -194,6 +194,25 @@ describe.runIf(onceAcrossDatabases)("operators", () => {
     expect(isLocalAddress("127.0.0.1") && isLocalAddress("::1") && isLocalAddress("::ffff:127.0.0.1")).toBe(true);
     expect(isLocalAddress("10.0.0.7") || isLocalAddress("::ffff:192.168.1.2") || isLocalAddress(undefined)).toBe(false);
   });
+
+  it("read the automation backlog as it is at the scrape, not as it was at the one before", async () => {
+    const own = await startTestServer();
+    try {
+      const t = await own.createTenant();
+      const push = (id: string) => own.request("POST", `/api/v1/stores/${t.store.id}/orders`, { key: t.key, body: { external_id: id, placed_at: "2026-11-22T10:00:00Z", total_price: 1, customer: { phone: "+14155552671" } } });
+      const backlog = async () => {
+        const { text } = await own.request("GET", "/metrics", { key: ADMIN_TOKEN });
+        return Number(/^automation_backlog\{flow="post_purchase"\} (\d+)$/m.exec(text)?.[1] ?? 0);
+      };
+      // No worker runs in this server: each order's job stays due.
+      for (const id of ["b-1", "b-2", "b-3"]) expect((await push(id)).status).toBe(201);
+      expect(await backlog()).toBe(3);
+      for (const id of ["b-4", "b-5"]) expect((await push(id)).status).toBe(201);
+      expect(await backlog()).toBe(5);
+    } finally {
+      await own.close();
+    }
+  });
 });
 
 describe("statements prepared once per connection", () => {

@@ -12,6 +12,21 @@ import { togetherFailed } from "../records/write-path.js";
 export const failedInLastHour = sql<{ flow: string; n: number }>`
   select flow, count(*)::int as n from automation_jobs where status = 'failed' and finished_at > now() - interval '1 hour' group by flow`;
 
+type QueueFigures = { due: Array<{ flow: string; n: number; age: number | null }>; failures: Array<{ flow: string; n: number }> };
+
+/** The automation queue as it is now: the due jobs of each flow and the oldest one's wait, and the failures of the last hour; undefined when the database cannot answer. */
+async function readQueue(db: Db): Promise<QueueFigures | undefined> {
+  try {
+    const due = await sql<{ flow: string; n: number; age: number | null }>`
+      select flow, count(*)::int as n, extract(epoch from now() - min(run_at))::float8 as age
+      from automation_jobs where status in ('pending', 'running') and run_at <= now() group by flow`.execute(db);
+    const failures = await failedInLastHour.execute(db);
+    return { due: due.rows, failures: failures.rows };
+  } catch {
+    return undefined;
+  }
+}
+
 /** The registry /metrics reads, and the two instruments every answered call counts in (by route template, method, status). */
 export type Metrics = { registry: Registry; requests: Counter<"route" | "method" | "status">; latency: Histogram<"route" | "method"> };
 
@@ -34,31 +49,33 @@ export function createMetrics(db: Db, pool: pg.Pool | undefined, accessCache?: A
     registers: [registry],
   });
 
-  const backlog = new Gauge({ name: "automation_backlog", help: "Automation jobs due and not finished, by flow", labelNames: ["flow"], registers: [registry] });
-  const oldest = new Gauge({ name: "automation_oldest_due_seconds", help: "How long the oldest due job of each flow has waited", labelNames: ["flow"], registers: [registry] });
-  const failed = new Gauge({ name: "automation_failed_last_hour", help: "Automations that ended failed in the last hour, by flow", labelNames: ["flow"], registers: [registry] });
+  // The queue's figures are read once a scrape, by whichever of their gauges asks first: prom-client collects every
+  // metric at once, so a gauge filled by another's collect would print what the scrape before it read.
+  let reading: Promise<QueueFigures | undefined> | undefined;
+  const queue = () => (reading ??= readQueue(db).finally(() => (reading = undefined)));
+  /** A gauge by flow of the queue's figures: left as it was when they could not be read (see `automation_queue_scrape_ok`). */
+  const byFlow = (name: string, help: string, values: (figures: QueueFigures) => Array<{ flow: string; value: number }>) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ["flow"],
+      registers: [registry],
+      async collect() {
+        const figures = await queue();
+        if (!figures) return;
+        this.reset();
+        for (const { flow, value } of values(figures)) this.set({ flow }, value);
+      },
+    });
+  byFlow("automation_backlog", "Automation jobs due and not finished, by flow", ({ due }) => due.map((row) => ({ flow: row.flow, value: row.n })));
+  byFlow("automation_oldest_due_seconds", "How long the oldest due job of each flow has waited", ({ due }) => due.map((row) => ({ flow: row.flow, value: row.age ?? 0 })));
+  byFlow("automation_failed_last_hour", "Automations that ended failed in the last hour, by flow", ({ failures }) => failures.map((row) => ({ flow: row.flow, value: row.n })));
   new Gauge({
     name: "automation_queue_scrape_ok",
     help: "1 when the queue figures above could be read from the database",
     registers: [registry],
     async collect() {
-      try {
-        const due = await sql<{ flow: string; n: number; age: number | null }>`
-          select flow, count(*)::int as n, extract(epoch from now() - min(run_at))::float8 as age
-          from automation_jobs where status in ('pending', 'running') and run_at <= now() group by flow`.execute(db);
-        const failures = await failedInLastHour.execute(db);
-        backlog.reset();
-        oldest.reset();
-        failed.reset();
-        for (const row of due.rows) {
-          backlog.set({ flow: row.flow }, row.n);
-          oldest.set({ flow: row.flow }, row.age ?? 0);
-        }
-        for (const row of failures.rows) failed.set({ flow: row.flow }, row.n);
-        this.set(1);
-      } catch {
-        this.set(0);
-      }
+      this.set((await queue()) ? 1 : 0);
     },
   });
 
