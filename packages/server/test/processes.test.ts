@@ -69,6 +69,40 @@ describe.runIf(testDb === "embedded")("first start on the embedded database", ()
     expect(second.stdout()).not.toContain("Demo credentials");
   });
 
+  it("keeps every push it answered through a SIGKILL of its process, pushes in flight as it dies", async () => {
+    const dataDir = tempDir();
+    const token = "embedded-kill-admin-token-0123456789";
+    const first = await startServer({ DATA_DIR: dataDir, SEED_DEMO: "false", ADMIN_TOKEN: token });
+    const team = await operator(first.url, token, "POST", "/admin/v1/teams", { name: "Kill" });
+    const store = await operator(first.url, token, "POST", "/admin/v1/stores", { team_id: team.id, name: "Kill" });
+    const { key } = await operator(first.url, token, "POST", "/admin/v1/keys", { team_id: team.id, name: "k" });
+    const answered: string[] = [];
+    let stop = false;
+    // Three callers pushing one customer after another until the process dies under them.
+    const lanes = [0, 1, 2].map(async (lane) => {
+      for (let i = 0; !stop; i++) {
+        const id = `kill-${lane}-${i}`;
+        const status = await upsertCustomer(first.url, store.id, key, id).catch(() => undefined);
+        if (status === undefined) return;
+        expect(status).toBe(201);
+        answered.push(id);
+      }
+    });
+    await expect.poll(() => answered.length, { timeout: START_TIMEOUT_MS }).toBeGreaterThanOrEqual(60);
+    first.child.kill("SIGKILL");
+    await first.exited;
+    stop = true;
+    await Promise.all(lanes);
+
+    const second = await startServer({ DATA_DIR: dataDir, SEED_DEMO: "false", ADMIN_TOKEN: token });
+    const missing: string[] = [];
+    for (const id of answered) {
+      const res = await fetch(`${second.url}/api/v1/stores/${String(store.id)}/customers/${id}`, { headers: { Authorization: `Bearer ${key}`, Connection: "close" } });
+      if (res.status !== 200 || ((await res.json()) as { external_id?: string }).external_id !== id) missing.push(id);
+    }
+    expect(missing).toEqual([]);
+  });
+
   it("refuses a second process on the same data directory, and SIGTERM exits 0 and frees it", async () => {
     const dataDir = tempDir();
     const first = await startServer({ DATA_DIR: dataDir, SEED_DEMO: "false" });
