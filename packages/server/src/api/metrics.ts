@@ -12,12 +12,13 @@ import { togetherFailed } from "../records/write-path.js";
 export const failedInLastHour = sql<{ flow: string; n: number }>`
   select flow, count(*)::int as n from automation_jobs where status = 'failed' and finished_at > now() - interval '1 hour' group by flow`;
 
-type QueueFigures = { due: Array<{ flow: string; n: number; age: number | null }>; failures: Array<{ flow: string; n: number }> };
+type DueByFlow = { flow: string; n: number; age: number | null };
+type QueueFigures = { due: DueByFlow[]; failures: Array<{ flow: string; n: number }> };
 
 /** The automation queue as it is now: the due jobs of each flow and the oldest one's wait, and the failures of the last hour; undefined when the database cannot answer. */
 async function readQueue(db: Db): Promise<QueueFigures | undefined> {
   try {
-    const due = await sql<{ flow: string; n: number; age: number | null }>`
+    const due = await sql<DueByFlow>`
       select flow, count(*)::int as n, extract(epoch from now() - min(run_at))::float8 as age
       from automation_jobs where status in ('pending', 'running') and run_at <= now() group by flow`.execute(db);
     const failures = await failedInLastHour.execute(db);
