@@ -247,8 +247,14 @@ export function isDatabaseUnavailable(error: unknown): boolean {
 /** The most statements one connection (or the embedded database) keeps prepared, and the most parameters a prepared one takes. */
 const PREPARED_PER_CONNECTION = 200;
 const PREPARED_MAX_PARAMETERS = 64;
-/** A list whose length is the input's: `in ($1, $2, ...)`, or the rows of `values (...), (...)`. */
-const VALUE_LIST = /\bin \(\$\d+, |\), \(/;
+/**
+ * A list whose length is the input's: `in ($1, $2, ...)`, or the rows of
+ * `values ($1, ...), ($5, ...)`, each row opening on a parameter (or on
+ * `default`, for a column a row leaves out). Not any `), (`: a set-based
+ * statement's arrays, each taken apart by a subquery (`...e(value, n)), (select
+ * ...`), keep one text for any number of records.
+ */
+export const VALUE_LIST = /\bin \(\$\d+, |\), \((?:\$\d+|default)\b/;
 
 /**
  * Whether a statement not yet prepared gets a name, when `prepared` names are

@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { DatabaseHandle } from "./index.js";
+import { openDatabase, type DatabaseHandle } from "./index.js";
 import { checkStatements, shapeOf, statement, unnestRows, type ValueOf } from "./sql.js";
 import { createTestDatabase } from "../../test/helpers.js";
 
@@ -63,6 +63,44 @@ describe("statements compiled once per shape", () => {
     // Unchecked, the first shape's text would have run: the lower-case tag.
     checkStatements(false);
     expect(await careless(handle.db, { tags: ["c"], upper: true })).toEqual([{ tag: "c" }]);
+  });
+});
+
+describe("statements prepared once per session", () => {
+  /** A session of its own (the embedded database has one): what it prepared is read from `pg_prepared_statements`. */
+  const oneSession = async () =>
+    database.url === undefined ? { db: handle.db, close: () => Promise.resolve() } : await openDatabase({ kind: "postgres", url: database.url, poolSize: 1 });
+  const preparedLike = async (db: DatabaseHandle["db"], pattern: string) =>
+    (await sql<{ statement: string }>`select statement from pg_prepared_statements where statement like ${pattern}`.execute(db)).rows.map((row) => row.statement);
+
+  it("hold a set-based statement's one text for any number of rows, lists and JSON among its columns, and not a list of values", async () => {
+    const session = await oneSession();
+    try {
+      const rows = (count: number) =>
+        unnestRows(
+          [],
+          [
+            { name: "external_id", type: "text", values: Array.from({ length: count }, (_, i) => `k${i}`) },
+            { name: "tags", type: "text[]", values: Array.from({ length: count }, (_, i) => [`t${i}`]) },
+            { name: "body", type: "jsonb", values: Array.from({ length: count }, (_, i) => ({ n: i })) },
+          ],
+        );
+      for (const count of [2, 3, 5]) {
+        const read = await sql<{ external_id: string; body: unknown }>`select r.external_id, r.body from (${rows(count)}) as r`.execute(session.db);
+        expect(read.rows.map((row) => row.body)).toEqual(Array.from({ length: count }, (_, n) => ({ n })));
+      }
+      // One statement, prepared at its first run and reused by the next two.
+      expect(await preparedLike(session.db, "%jsonb_array_elements_text(%")).toHaveLength(1);
+
+      // A list of values has a text per length: planned at each run, never kept.
+      for (const count of [2, 3]) {
+        const list = sql.join(Array.from({ length: count }, (_, i) => sql`(${i}::int, ${`v${i}`}::text)`));
+        expect((await sql`select * from (values ${list}) as v(a, b)`.execute(session.db)).rows).toHaveLength(count);
+      }
+      expect(await preparedLike(session.db, "%from (values (%")).toEqual([]);
+    } finally {
+      await session.close();
+    }
   });
 });
 
