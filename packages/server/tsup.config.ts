@@ -9,8 +9,9 @@ const migrations = Object.fromEntries(
 );
 
 export default defineConfig({
-  // Each entry point lives in src/bin; the built file names are what `pnpm start`, `worker`, `migrate` and `admin` run.
-  entry: { main: "src/bin/main.ts", worker: "src/bin/worker.ts", migrate: "src/bin/migrate.ts", admin: "src/bin/admin.ts", ...migrations },
+  // Each entry point lives in src/bin; the built file names are what `pnpm start`, `worker`, `migrate` and `admin` run
+  // (`node-flags` prints the flags node is started with).
+  entry: { main: "src/bin/main.ts", worker: "src/bin/worker.ts", migrate: "src/bin/migrate.ts", admin: "src/bin/admin.ts", "node-flags": "src/bin/node-flags.ts", ...migrations },
   format: ["esm"],
   clean: true,
   sourcemap: true,

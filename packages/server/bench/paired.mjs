@@ -57,9 +57,10 @@ async function start(checkout, name) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `paired-${name}-`));
   const database = embedded ? {} : { DATABASE_URL: await freshDatabase(`paired_${name}`) };
   const env = { PATH: process.env.PATH, PORT: String(port), ADMIN_TOKEN: admin, SEED_DEMO: "false", RUN_WORKER: process.env.RUN_WORKER ?? "true", RATE_LIMIT_REQUESTS: "100000000", DATA_DIR: dataDir, ...database };
-  // As `pnpm start` runs it: 16 MB semi-spaces on PostgreSQL, 4 MB on the embedded database.
-  const young = `--max-semi-space-size=${embedded ? 4 : 16}`;
-  const child = spawn(process.execPath, [young, path.join(checkout, "packages/server/dist/main.js")], { env, stdio: ["ignore", "ignore", "inherit"] });
+  // As `pnpm start` runs it, with the build's own node flags (a build older than `node-flags.js`: its semi-spaces alone).
+  const flagsModule = path.join(checkout, "packages/server/dist/node-flags.js");
+  const flags = fs.existsSync(flagsModule) ? (await import(flagsModule)).nodeFlags(embedded ? "embedded" : "postgres") : [`--max-semi-space-size=${embedded ? 4 : 16}`];
+  const child = spawn(process.execPath, [...flags, path.join(checkout, "packages/server/dist/main.js")], { env, stdio: ["ignore", "ignore", "inherit"] });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 600; i++) {
     try {

@@ -20,6 +20,7 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
+import { nodeFlags } from "../dist/node-flags.js";
 
 const { values } = parseArgs({ options: { seconds: { type: "string", default: "10" }, connections: { type: "string", default: "16" } } });
 const seconds = Number(values.seconds);
@@ -64,10 +65,10 @@ const phone = (i) => `+1202555${String(1000 + (i % 9000)).slice(-4)}`;
  */
 async function startService(env, { pendingRecoveries = 0 } = {}) {
   const port = await freePort();
-  // As `pnpm start` runs it (a young generation of 16 MB semi-spaces on PostgreSQL, 4 MB on the embedded database;
-  // the service sets how its old generation grows); BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=prof" profiles it.
-  const nodeFlags = [`--max-semi-space-size=${env.DATABASE_URL ? 16 : 4}`, ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
-  const child = spawn(process.execPath, [...nodeFlags, path.join(here, "../dist/main.js")], {
+  // As `pnpm start` runs it (with `node-flags.js`'s flags; the service sets how its old generation grows);
+  // BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=prof" profiles it.
+  const flags = [...nodeFlags(env.DATABASE_URL ? "postgres" : "embedded"), ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
+  const child = spawn(process.execPath, [...flags, path.join(here, "../dist/main.js")], {
     // The defaults but for the rate limit (raised so high it refuses nothing) and the demo data (none):
     // logs at `info`, a line per request, to /dev/null.
     env: { PATH: process.env.PATH, PORT: String(port), ADMIN_TOKEN: admin, SEED_DEMO: "false", RATE_LIMIT_REQUESTS: "100000000", ...env },

@@ -9,10 +9,7 @@ import v8 from "node:v8";
  * shares the process and a heap kept near what is live holds it under 300 MB.
  * A `--heap-growing-percent` on node's command line wins (not one in
  * NODE_OPTIONS, which node does not list among its arguments). The young generation's size
- * can only be set when node starts (its command line or NODE_OPTIONS): `pnpm start` gives it
- * 16 MB semi-spaces on PostgreSQL, where the collector then takes a third less of an
- * import's CPU, and 4 MB on the embedded database, whose process PGlite's memory already
- * fills (8 MB made it 10 MB larger).
+ * can only be set when node starts: see `node-flags.ts`.
  */
 export function tuneHeap(database: "postgres" | "embedded"): void {
   if (process.execArgv.some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg))) return;
