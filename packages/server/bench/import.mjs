@@ -20,6 +20,7 @@ import { createGzip } from "node:zlib";
 import { pipeline } from "node:stream/promises";
 import { Readable } from "node:stream";
 import pg from "pg";
+import { nodeFlagsOf } from "./node-flags.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -105,10 +106,8 @@ async function waitFor(url) {
 
 async function startService(env, checkout = repo) {
   const port = await freePort();
-  // As `pnpm start` runs it, with the build's own node flags (a build older than `node-flags.js`: its semi-spaces alone).
-  const flagsModule = path.join(checkout, "packages/server/dist/node-flags.js");
-  const database = env.DATABASE_URL ? "postgres" : "embedded";
-  const flags = fs.existsSync(flagsModule) ? (await import(flagsModule)).nodeFlags(database) : [`--max-semi-space-size=${env.DATABASE_URL ? 16 : 4}`];
+  // As `pnpm start` runs it, with the build's own node flags.
+  const flags = await nodeFlagsOf(checkout, env.DATABASE_URL ? "postgres" : "embedded");
   const child = spawn(process.execPath, [...flags, ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean), path.join(checkout, "packages/server/dist/main.js")], {
     // The defaults (rate limit included), but no demo data; logs at info to /dev/null.
     env: { PATH: process.env.PATH, PORT: String(port), ADMIN_TOKEN: admin, SEED_DEMO: "false", ...env },

@@ -254,7 +254,7 @@ const PREPARED_MAX_PARAMETERS = 64;
  * statement's arrays, each taken apart by a subquery (`...e(value, n)), (select
  * ...`), keep one text for any number of records.
  */
-export const VALUE_LIST = /\bin \(\$\d+, |\), \((?:\$\d+|default)\b/;
+const VALUE_LIST = /\bin \(\$\d+, |\), \((?:\$\d+|default)\b/;
 
 /**
  * Whether a statement not yet prepared gets a name, when `prepared` names are
