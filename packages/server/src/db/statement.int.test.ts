@@ -81,23 +81,25 @@ describe("statements prepared once per session", () => {
           [],
           [
             { name: "external_id", type: "text", values: Array.from({ length: count }, (_, i) => `k${i}`) },
-            { name: "tags", type: "text[]", values: Array.from({ length: count }, (_, i) => [`t${i}`]) },
-            { name: "body", type: "jsonb", values: Array.from({ length: count }, (_, i) => ({ n: i })) },
+            { name: "probe_tags", type: "text[]", values: Array.from({ length: count }, (_, i) => [`t${i}`]) },
+            { name: "probe_body", type: "jsonb", values: Array.from({ length: count }, (_, i) => ({ n: i })) },
           ],
         );
       for (const count of [2, 3, 5]) {
-        const read = await sql<{ external_id: string; body: unknown }>`select r.external_id, r.body from (${rows(count)}) as r`.execute(session.db);
-        expect(read.rows.map((row) => row.body)).toEqual(Array.from({ length: count }, (_, n) => ({ n })));
+        const read = await sql<{ external_id: string; probe_body: unknown }>`select r.external_id, r.probe_body from (${rows(count)}) as r`.execute(session.db);
+        expect(read.rows.map((row) => row.probe_body)).toEqual(Array.from({ length: count }, (_, n) => ({ n })));
       }
-      // One statement, prepared at its first run and reused by the next two.
-      expect(await preparedLike(session.db, "%jsonb_array_elements_text(%")).toHaveLength(1);
+      // One statement, prepared at its first run and reused by the next two (its columns' names are this test's alone).
+      const prepared = await preparedLike(session.db, "%probe_body%");
+      expect(prepared).toHaveLength(1);
+      expect(prepared[0]).toContain("jsonb_array_elements_text(");
 
       // A list of values has a text per length: planned at each run, never kept.
       for (const count of [2, 3]) {
         const list = sql.join(Array.from({ length: count }, (_, i) => sql`(${i}::int, ${`v${i}`}::text)`));
-        expect((await sql`select * from (values ${list}) as v(a, b)`.execute(session.db)).rows).toHaveLength(count);
+        expect((await sql`select * from (values ${list}) as v(probe_a, probe_b)`.execute(session.db)).rows).toHaveLength(count);
       }
-      expect(await preparedLike(session.db, "%from (values (%")).toEqual([]);
+      expect(await preparedLike(session.db, "%probe_a%")).toEqual([]);
     } finally {
       await session.close();
     }
