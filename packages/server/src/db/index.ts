@@ -244,7 +244,15 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return false;
 }
 
-/** The most statements one connection (or the embedded database) keeps prepared, and the most parameters a prepared one takes. */
+/**
+ * The most statements one connection (or the embedded database) keeps
+ * prepared, and the most parameters a prepared one takes. A statement's text
+ * follows the shape of what it writes (which fields, in which order, one
+ * record or many), so a server whose shops send many shapes meets more texts
+ * than this over a connection's life: past it, the one least recently run is
+ * let go for the new one (see `PreparedNames`), and the shapes in use stay
+ * prepared.
+ */
 const PREPARED_PER_CONNECTION = 200;
 const PREPARED_MAX_PARAMETERS = 64;
 /**
@@ -257,16 +265,53 @@ const PREPARED_MAX_PARAMETERS = 64;
 const VALUE_LIST = /\bin \(\$\d+, |\), \((?:\$\d+|default)\b/;
 
 /**
- * Whether a statement not yet prepared gets a name, when `prepared` names are
- * taken: while there is room, and only a statement whose text repeats; one
- * whose text changes with its input (a batch's, with many parameters, or a
- * list, see `VALUE_LIST`) is planned at each run.
+ * Whether a statement is worth a name: only one whose text repeats. One whose
+ * text changes with its input (a batch's, with many parameters, or a list, see
+ * `VALUE_LIST`) is planned at each run.
  */
-const worthPreparing = (text: string, parameters: number, prepared: number): boolean =>
-  prepared < PREPARED_PER_CONNECTION && parameters <= PREPARED_MAX_PARAMETERS && !VALUE_LIST.test(text);
+const worthPreparing = (text: string, parameters: number): boolean => parameters > 0 && parameters <= PREPARED_MAX_PARAMETERS && !VALUE_LIST.test(text);
+
+/**
+ * The statements a session keeps prepared, by their text, least recently run
+ * first (a Map keeps its keys in the order they were set): at most
+ * `PREPARED_PER_CONNECTION`.
+ */
+class PreparedNames<T> {
+  readonly #byText = new Map<string, T>();
+
+  /** The statement prepared for `text`, now the most recently run; undefined when it has none. */
+  use(text: string): T | undefined {
+    const prepared = this.#byText.get(text);
+    if (prepared !== undefined) {
+      this.#byText.delete(text);
+      this.#byText.set(text, prepared);
+    }
+    return prepared;
+  }
+
+  has(text: string): boolean {
+    return this.#byText.has(text);
+  }
+
+  /** The statement to let go before one more is prepared (the least recently run), when there is no room; it is forgotten here. */
+  makeRoom(): { text: string; prepared: T } | undefined {
+    if (this.#byText.size < PREPARED_PER_CONNECTION) return undefined;
+    const [text, prepared] = this.#byText.entries().next().value as [string, T];
+    this.#byText.delete(text);
+    return { text, prepared };
+  }
+
+  set(text: string, prepared: T): void {
+    this.#byText.set(text, prepared);
+  }
+
+  delete(text: string): void {
+    this.#byText.delete(text);
+  }
+}
 
 /** What a connection has prepared: each statement's name by its text, and whether a transaction is open on it. */
-type Prepared = { names: Map<string, string>; next: number; inTransaction: boolean };
+type Prepared = { names: PreparedNames<string>; next: number; inTransaction: boolean };
 
 /**
  * Has PostgreSQL plan each statement the service repeats once per connection
@@ -294,7 +339,7 @@ export function preparingPool(pool: pg.Pool): PostgresPool {
     async connect() {
       const client = await pool.connect();
       let view = views.get(client);
-      if (!view) views.set(client, (view = preparingClient(client, { names: new Map(), next: 0, inTransaction: false })));
+      if (!view) views.set(client, (view = preparingClient(client, { names: new PreparedNames(), next: 0, inTransaction: false })));
       return view;
     },
     end: () => pool.end(),
@@ -314,17 +359,25 @@ function preparingClient(client: pg.PoolClient, state: Prepared): PostgresPoolCl
       if (error instanceof Error && /Query read timeout/i.test(error.message)) void client.end().catch(() => {});
       throw error;
     });
-  /** The statement's name: known, or new when there is room and its text repeats (see above). */
-  const nameOf = (text: string, values: readonly unknown[]): string | undefined => {
-    let name = state.names.get(text);
-    if (!name && worthPreparing(text, values.length, state.names.size)) {
-      name = `ingest_${state.next++}`;
-      state.names.set(text, name);
-    }
-    return name;
-  };
   // pg's result says its command as any string; kysely reads only the ones it knows.
   const run = <R>(config: pg.QueryConfig) => closingOnReadTimeout(client.query(config)) as unknown as Promise<PostgresQueryResult<R>>;
+  /** pg's own record of what it parsed on this connection, by name (it parses a name once): a name let go leaves it too. */
+  const parsed = (client as { connection?: { parsedStatements?: Record<string, string> } }).connection?.parsedStatements;
+  const deallocate = async (name: string) => {
+    await run({ text: `deallocate ${name}` });
+    if (parsed) delete parsed[name];
+  };
+
+  /** Runs a statement prepared as `name`; one whose plan a migration made stale is prepared anew, outside a transaction at once. */
+  const runPrepared = <R>(name: string, text: string, values: unknown[]): Promise<PostgresQueryResult<R>> =>
+    run<R>({ name, text, values }).catch(async (error: unknown) => {
+      if (!isStalePlan(error)) throw error;
+      state.names.delete(text);
+      if (state.inTransaction) throw error;
+      retries.stale_plan++;
+      await deallocate(name).catch(() => {});
+      return query<R>(text, values);
+    });
 
   function query<R>(text: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
   function query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
@@ -334,15 +387,23 @@ function preparingClient(client: pg.PoolClient, state: Prepared): PostgresPoolCl
     const values = parameters as unknown[];
     // Transaction control takes no parameters.
     if (values.length === 0 && TRANSACTION_CONTROL.test(text)) state.inTransaction = !TRANSACTION_END.test(text);
-    const name = values.length > 0 ? nameOf(text, values) : undefined;
-    if (!name) return run<R>({ text, values });
-    return run<R>({ name, text, values }).catch((error: unknown) => {
-      if (!isStalePlan(error)) throw error;
-      state.names.delete(text);
-      if (state.inTransaction) throw error;
-      retries.stale_plan++;
-      return run<R>({ name: nameOf(text, values) ?? name, text, values });
-    });
+    const known = state.names.use(text);
+    if (known) return runPrepared<R>(known, text, values);
+    if (!worthPreparing(text, values.length)) return run<R>({ text, values });
+    const name = `ingest_${state.next++}`;
+    const room = state.names.makeRoom();
+    state.names.set(text, name);
+    if (!room) return runPrepared<R>(name, text, values);
+    // No room: the statement least recently run is let go first. A transaction that failed refuses even that: the
+    // statement then stays prepared (as it is on the server), and this one runs without a name.
+    return deallocate(room.prepared).then(
+      () => runPrepared<R>(name, text, values),
+      () => {
+        state.names.delete(text);
+        state.names.set(room.text, room.prepared);
+        return run<R>({ text, values });
+      },
+    );
   }
 
   return {
@@ -373,24 +434,27 @@ const TRANSACTION_END = /^\s*(commit|end|rollback|abort)\b(?![^;]*\band\s+chain\
  * statement run here outside a transaction never lands inside another's.
  */
 export function preparingPGlite(pglite: PGlite): KyselyPGlite {
-  const names = new Map<string, { name: string; types: number[] }>();
+  const names = new PreparedNames<{ name: string; types: number[] }>();
   let next = 0;
   const exchange = (message: Uint8Array) => pglite.execProtocolStream(message, { syncToFs: false });
 
-  /** A statement worth preparing: repeated text, and room for it (or already prepared). */
+  /** A statement worth preparing: its text repeats (or it is prepared already). */
   const preparable = (text: string, params: unknown[] | undefined, options: QueryOptions | undefined): params is unknown[] =>
     Array.isArray(params) &&
-    params.length > 0 &&
     options?.blob === undefined &&
-    (names.has(text) || worthPreparing(text, params.length, names.size));
+    (names.has(text) || worthPreparing(text, params.length));
 
   /** Runs a repeated statement, preparing it the first time, alone on the engine. */
   const runPrepared = <T>(text: string, params: unknown[], options: QueryOptions | undefined): Promise<Results<T>> =>
     pglite.runExclusive(async () => {
-      let statement = names.get(text);
+      let statement = names.use(text);
       if (!statement) {
         const name = `ingest_${next++}`;
-        const described = await exchange(concat(protocol.serialize.parse({ name, text }), protocol.serialize.describe({ type: "S", name }), protocol.serialize.sync()));
+        // No room: the statement least recently run is let go first, in the same exchange (a Close is taken even in
+        // a transaction that failed, ahead of the Parse that such a transaction refuses).
+        const room = names.makeRoom();
+        const close = room ? [protocol.serialize.close({ type: "S", name: room.prepared.name })] : [];
+        const described = await exchange(concat(...close, protocol.serialize.parse({ name, text }), protocol.serialize.describe({ type: "S", name }), protocol.serialize.sync()));
         statement = { name, types: parse.parseDescribeStatementResults(described) };
         names.set(text, statement);
       }
@@ -409,8 +473,11 @@ export function preparingPGlite(pglite: PGlite): KyselyPGlite {
         );
         return parse.parseResults(messages, pglite.parsers, options)[0] as Results<T>;
       } catch (error) {
-        // A plan a migration made stale is prepared anew at the next run.
-        if (isStalePlan(error)) names.delete(text);
+        // A plan a migration made stale is let go, and prepared anew at the next run.
+        if (isStalePlan(error)) {
+          names.delete(text);
+          await exchange(concat(protocol.serialize.close({ type: "S", name }), protocol.serialize.sync())).catch(() => {});
+        }
         throw error;
       }
     });

@@ -104,6 +104,36 @@ describe("statements prepared once per session", () => {
       await session.close();
     }
   });
+
+  it("keep the statements in use prepared past a session's room, letting go those least recently run", async () => {
+    // Texts of their own (each with its number in it), as shapes a server meets over a session's life.
+    checkStatements(false);
+    const session = await oneSession();
+    const run = async (n: number, value: number) => {
+      const { rows } = await sql<Record<string, number>>`select ${value}::int + ${sql.raw(String(n))} as ${sql.raw(`probe_room_${n}`)}`.execute(session.db);
+      expect(rows).toEqual([{ [`probe_room_${n}`]: value + n }]);
+    };
+    const prepared = async (n: number) => (await preparedLike(session.db, `%probe_room_${n}`)).length;
+    try {
+      await run(0, 1);
+      // 250 more texts, the first one run again after every 20 of them: the one in use.
+      for (let n = 1; n <= 250; n++) {
+        await run(n, n);
+        if (n % 20 === 0) await run(0, n);
+      }
+      const { rows } = await sql<{ held: number }>`select count(*)::int as held from pg_prepared_statements`.execute(session.db);
+      expect(rows[0]?.held).toBeLessThanOrEqual(200);
+      expect(await prepared(0)).toBe(1);
+      expect(await prepared(250)).toBe(1);
+      expect(await prepared(1)).toBe(0);
+      // One let go runs again, prepared anew.
+      await run(1, 7);
+      await run(1, 8);
+      expect(await prepared(1)).toBe(1);
+    } finally {
+      await session.close();
+    }
+  });
 });
 
 describe("a statement's shape", () => {
