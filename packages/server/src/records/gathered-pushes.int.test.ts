@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
 import { metricValue, refuseInserts, type TestServer, uid, withTestServer, type TestTenant, warningsInto } from "../../test/helpers.js";
 import { gathered } from "./gathered.js";
+import { WRITES_PER_LANE } from "./procedures.js";
 
 // Single pushes to one store that arrive while earlier ones are being written
 // are written together; each must still be answered and stored as if alone.
@@ -46,7 +47,7 @@ afterEach(async () => {
 });
 
 /**
- * Runs `pushes` while the store's two writes are under way and held up (a
+ * Runs `pushes` while the store's writes are under way and held up (a
  * transaction of the test's own holds the orders table), and lets them go
  * once `waiting` of them wait for those writes, so that they are written
  * together whatever the machine's speed; answers their responses.
@@ -70,18 +71,19 @@ async function whileBusy<T>(waiting: number, pushes: () => Promise<T>): Promise<
     await hold;
   };
   try {
-    // The store's two writes under way and held up, one push each (sent together, two pushes could share one),
-    // then the pushes arrive and wait for them.
+    // As many writes of the store as may run at once under way and held up, one push each (sent together, two
+    // pushes could share one), then the pushes arrive and wait for them.
     const started = gathered.writes;
-    const first = [push("orders", order(uid("first")))];
-    await until("writes", started + 1);
-    first.push(push("orders", order(uid("first"))));
-    await until("writes", started + 2);
+    const first: Array<ReturnType<typeof push>> = [];
+    for (let write = 1; write <= WRITES_PER_LANE; write++) {
+      first.push(push("orders", order(uid("first"))));
+      await until("writes", started + write);
+    }
     const answered = pushes();
     await until("waiting", waiting);
     release();
     await hold;
-    expect((await Promise.all(first)).map((res) => res.status)).toEqual([201, 201]);
+    expect((await Promise.all(first)).map((res) => res.status)).toEqual(Array.from({ length: WRITES_PER_LANE }, () => 201));
     return await answered;
   } finally {
     release();
