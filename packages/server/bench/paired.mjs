@@ -6,7 +6,8 @@
 // Each checkout must be built (`pnpm --filter @commerce-ingest/server build`). Both services run at once in
 // their default configuration (the rate limit raised so it refuses nothing), each on a fresh PostgreSQL
 // database (DATABASE_URL's server, else the local one) or, with EMBEDDED=1, a fresh embedded one; with
-// RUN_WORKER=false, without their workers (the pushes alone, no job run inside the window measured). Each
+// RUN_WORKER=false, without their workers (the pushes alone, no job run inside the window measured); with
+// CONNECTIONS=n, single pushes on n connections instead of 16. Each
 // round runs every scenario on both, alternating which goes first, each run once both services are idle
 // (their workers done with the run before), with load.mjs from another process; it prints every round's
 // figures and then the medians: requests (records, for batches) a second, and the service's own CPU per
@@ -25,6 +26,7 @@ const here = import.meta.dirname;
 const admin = "bench-admin-token-0123456789abcdef";
 const serverUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const embedded = process.env.EMBEDDED === "1";
+const connections = Number(process.env.CONNECTIONS ?? 16);
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const freePort = () =>
@@ -81,7 +83,7 @@ async function start(checkout, name) {
 /** One scenario on one service: requests a second (records, for batches). */
 function run(service, kind, tag) {
   const batch = kind === "batch";
-  const spec = { url: service.url, key: service.key, storeId: service.storeId, kind, connections: batch ? 2 : 16, seconds: Number(seconds), batch: batch ? 1000 : 1, prefix: `${tag}-${Date.now()}` };
+  const spec = { url: service.url, key: service.key, storeId: service.storeId, kind, connections: batch ? 2 : connections, seconds: Number(seconds), batch: batch ? 1000 : 1, prefix: `${tag}-${Date.now()}` };
   const result = JSON.parse(execFileSync(process.execPath, [path.join(here, "load.mjs"), JSON.stringify(spec)], { encoding: "utf8" }));
   if (result.non2xx || result.errors) console.error(`${kind} on ${tag}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return batch ? result.rps * 1000 : result.rps;

@@ -310,8 +310,11 @@ class PreparedNames<T> {
   }
 }
 
-/** What a connection has prepared: each statement's name by its text, and whether a transaction is open on it. */
-type Prepared = { names: PreparedNames<string>; next: number; inTransaction: boolean };
+/**
+ * What a connection has prepared: each statement's name by its text, whether a transaction is open on it, and
+ * the names to let go once none is (a plan found stale inside a transaction, which refuses the `DEALLOCATE`).
+ */
+type Prepared = { names: PreparedNames<string>; next: number; inTransaction: boolean; stale: string[] };
 
 /**
  * Has PostgreSQL plan each statement the service repeats once per connection
@@ -328,7 +331,8 @@ type Prepared = { names: PreparedNames<string>; next: number; inTransaction: boo
  * A statement whose tables changed shape under it (a migration by a newer
  * process) is prepared anew at its next run. Outside a transaction, the run
  * that found it stale is retried here at once; inside one, the transaction
- * failed with it and is retried whole by `inTransaction`.
+ * failed with it and is retried whole by `inTransaction`, and the stale
+ * statement is let go once the transaction is over.
  */
 export function preparingPool(pool: pg.Pool): PostgresPool {
   // One view per connection, kept as long as the connection: kysely keeps its own state per client it is given.
@@ -339,7 +343,7 @@ export function preparingPool(pool: pg.Pool): PostgresPool {
     async connect() {
       const client = await pool.connect();
       let view = views.get(client);
-      if (!view) views.set(client, (view = preparingClient(client, { names: new PreparedNames(), next: 0, inTransaction: false })));
+      if (!view) views.set(client, (view = preparingClient(client, { names: new PreparedNames(), next: 0, inTransaction: false, stale: [] })));
       return view;
     },
     end: () => pool.end(),
@@ -373,7 +377,10 @@ function preparingClient(client: pg.PoolClient, state: Prepared): PostgresPoolCl
     run<R>({ name, text, values }).catch(async (error: unknown) => {
       if (!isStalePlan(error)) throw error;
       state.names.delete(text);
-      if (state.inTransaction) throw error;
+      if (state.inTransaction) {
+        state.stale.push(name);
+        throw error;
+      }
       retries.stale_plan++;
       await deallocate(name).catch(() => {});
       return query<R>(text, values);
@@ -384,6 +391,11 @@ function preparingClient(client: pg.PoolClient, state: Prepared): PostgresPoolCl
   function query<R>(textOrCursor: string | PostgresCursor<R>, parameters: ReadonlyArray<unknown> = []): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
     if (typeof textOrCursor !== "string") return client.query(textOrCursor as never);
     const text = textOrCursor;
+    // Statements found stale inside a transaction are let go once it is over, before anything else runs.
+    if (state.stale.length > 0 && !state.inTransaction) {
+      const stale = state.stale.splice(0);
+      return Promise.all(stale.map((name) => deallocate(name).catch(() => {}))).then(() => query<R>(text, parameters));
+    }
     const values = parameters as unknown[];
     // Transaction control takes no parameters.
     if (values.length === 0 && TRANSACTION_CONTROL.test(text)) state.inTransaction = !TRANSACTION_END.test(text);

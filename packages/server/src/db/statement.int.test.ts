@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { openDatabase, type DatabaseHandle } from "./index.js";
+import { isStalePlan, openDatabase, type DatabaseHandle } from "./index.js";
 import { checkStatements, shapeOf, statement, unnestRows, type ValueOf } from "./sql.js";
 import { createTestDatabase } from "../../test/helpers.js";
 
@@ -131,6 +131,26 @@ describe("statements prepared once per session", () => {
       await run(1, 8);
       expect(await prepared(1)).toBe(1);
     } finally {
+      await session.close();
+    }
+  });
+
+  it("let go a statement whose plan went stale inside a transaction, once the transaction is over", async () => {
+    const session = await oneSession();
+    const read = (db: DatabaseHandle["db"]) => sql<{ id: number; added?: string | null }>`select * from probe_stale where id = ${1}`.execute(db);
+    try {
+      await sql.raw("create table probe_stale (id int primary key)").execute(session.db);
+      await sql.raw("insert into probe_stale values (1)").execute(session.db);
+      expect((await read(session.db)).rows).toEqual([{ id: 1 }]);
+      // The table changes shape under the prepared statement, and a transaction is the first to run it again.
+      await sql.raw("alter table probe_stale add column added text").execute(session.db);
+      const failed = await session.db.transaction().execute((trx) => read(trx)).then(() => undefined, (error: unknown) => error);
+      expect(isStalePlan(failed)).toBe(true);
+      expect((await read(session.db)).rows).toEqual([{ id: 1, added: null }]);
+      // Prepared anew, and the stale one let go: the session holds one statement of that text, not two.
+      expect(await preparedLike(session.db, "%probe_stale where%")).toHaveLength(1);
+    } finally {
+      await sql.raw("drop table if exists probe_stale").execute(session.db);
       await session.close();
     }
   });
