@@ -12,7 +12,12 @@ export class AppError extends Error {
     readonly details?: ErrorDetail[],
     readonly headers?: Record<string, string>,
   ) {
+    // A refusal (4xx) is an answer, not a fault, and no log shows its stack: it takes none. tRPC copies a thrown
+    // error's stack into its own, which formats it, at every refused call.
+    const frames = Error.stackTraceLimit;
+    if (ERRORS[code].status < 500) Error.stackTraceLimit = 0;
     super(ERRORS[code].message);
+    Error.stackTraceLimit = frames;
     this.name = "AppError";
     this.status = ERRORS[code].status;
   }
