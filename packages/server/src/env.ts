@@ -85,7 +85,7 @@ const envSchema = z.object({
    * While this process serves live API calls, the share of its time an import's chunks take (one chunk at a
    * time, then a pause of the rest); 1: imports never yield.
    */
-  IMPORT_LIVE_SHARE: z.coerce.number().min(0.05).max(1).default(0.3),
+  IMPORT_LIVE_SHARE: z.coerce.number().min(0.05).max(1).default(0.15),
   /** How long a process holds an import's chunk before another may take it over (were it to die mid-chunk). */
   IMPORT_LEASE_SECONDS: z.coerce.number().int().min(1).default(60),
   /** Import files this process receives at once; past them an upload is answered 503 before a byte is read. */
