@@ -372,17 +372,17 @@ function preparingClient(client: pg.PoolClient, state: Prepared): PostgresPoolCl
     if (parsed) delete parsed[name];
   };
 
-  /** Runs a statement prepared as `name`; one whose plan a migration made stale is prepared anew, outside a transaction at once. */
+  /**
+   * Runs a statement prepared as `name`; one whose plan a migration made stale is let go before the next statement
+   * outside a transaction (see `query`), and prepared anew: outside a transaction at once.
+   */
   const runPrepared = <R>(name: string, text: string, values: unknown[]): Promise<PostgresQueryResult<R>> =>
-    run<R>({ name, text, values }).catch(async (error: unknown) => {
+    run<R>({ name, text, values }).catch((error: unknown) => {
       if (!isStalePlan(error)) throw error;
       state.names.delete(text);
-      if (state.inTransaction) {
-        state.stale.push(name);
-        throw error;
-      }
+      state.stale.push(name);
+      if (state.inTransaction) throw error;
       retries.stale_plan++;
-      await deallocate(name).catch(() => {});
       return query<R>(text, values);
     });
 
@@ -391,7 +391,7 @@ function preparingClient(client: pg.PoolClient, state: Prepared): PostgresPoolCl
   function query<R>(textOrCursor: string | PostgresCursor<R>, parameters: ReadonlyArray<unknown> = []): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
     if (typeof textOrCursor !== "string") return client.query(textOrCursor as never);
     const text = textOrCursor;
-    // Statements found stale inside a transaction are let go once it is over, before anything else runs.
+    // Statements found stale are let go outside a transaction (one inside refuses it), before anything else runs.
     if (state.stale.length > 0 && !state.inTransaction) {
       const stale = state.stale.splice(0);
       return Promise.all(stale.map((name) => deallocate(name).catch(() => {}))).then(() => query<R>(text, parameters));
