@@ -206,7 +206,6 @@ export function createApp(services: AppServices, options: AppOptions): express.E
       accounted = true;
       if (req.method !== "GET" && res.statusCode < 300) services.afterWrite?.();
       const latencyMs = Number((process.hrtime.bigint() - started) / 1000n) / 1000;
-      live?.answer(latencyMs);
       recordForStore(req, res, latencyMs);
       // Unmatched paths share one label: a scanner's thousand paths must not become a thousand series.
       const labels = { route: typeof res.locals.route === "string" ? res.locals.route : UNMATCHED, method: req.method };

@@ -82,10 +82,10 @@ const envSchema = z.object({
   /** Chunks of imports this process reads and merges at once; 0: it runs none (another process does). */
   IMPORT_CONCURRENCY: z.coerce.number().int().min(0).max(16).default(2),
   /**
-   * While this process serves live API calls, what their speed keeps beside its imports, which pace themselves
-   * by the calls' latency (one chunk at a time, then a rest); 0: imports never yield.
+   * While this process serves live API calls, the share of its time an import's chunks take (one chunk at a
+   * time, then a pause of the rest); 1: imports never yield.
    */
-  IMPORT_LIVE_KEEP: z.coerce.number().min(0).max(0.99).default(0.8),
+  IMPORT_LIVE_SHARE: z.coerce.number().min(0.05).max(1).default(0.15),
   /** How long a process holds an import's chunk before another may take it over (were it to die mid-chunk). */
   IMPORT_LEASE_SECONDS: z.coerce.number().int().min(1).default(60),
   /** Import files this process receives at once; past them an upload is answered 503 before a byte is read. */
@@ -213,7 +213,7 @@ export function parseEnv(source: Record<string, string | undefined>): Env {
       heartbeatMs: heartbeatOf(env.IMPORT_UPLOAD_STALE_SECONDS),
       runner: {
         concurrency: env.IMPORT_CONCURRENCY,
-        liveKeep: env.IMPORT_LIVE_KEEP,
+        liveShare: env.IMPORT_LIVE_SHARE,
         leaseSeconds: env.IMPORT_LEASE_SECONDS,
         perTeam: env.IMPORTS_PER_TEAM,
         pollIntervalMs: env.WORKER_POLL_MS,

@@ -361,7 +361,6 @@ describe("an import beside another team's live pushes", () => {
       const listed = await shared.request("GET", `/api/v1/stores/${tenant.store.id}/imports`, { key: tenant.key });
       expect(listed.status).toBe(200);
       expect(shared.live.busy(60_000)).toBe(false);
-      expect(shared.live.answered).toBe(0);
       const pushed = await shared.request("POST", `/api/v1/stores/${tenant.store.id}/orders`, {
         key: tenant.key,
         body: { external_id: "live-count", placed_at: "2026-11-22T10:00:00Z", total_price: 5, customer: { phone: "+14155552671" } },
@@ -370,16 +369,13 @@ describe("an import beside another team's live pushes", () => {
       // Counted out once its connection is done with it (a moment after the client has read the answer).
       await expect.poll(() => shared.live.inFlight).toBe(0);
       expect(shared.live.busy(60_000)).toBe(true);
-      // Its latency is what the imports pace themselves by.
-      expect(shared.live.answered).toBe(1);
-      expect(shared.live.latencyMsTotal).toBeGreaterThan(0);
     } finally {
       await shared.close();
     }
   });
 
   it("yields to them and still finishes, exact, while every push is answered", async () => {
-    const shared = await startTestServer({ imports: { liveKeep: 0.8 } });
+    const shared = await startTestServer({ imports: { liveShare: 0.2 } });
     try {
       const importer = await shared.createTenant();
       const neighbour = await shared.createTenant();

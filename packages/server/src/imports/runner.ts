@@ -10,7 +10,6 @@ import { afterMergeOf, chunkFailed, chunkMerged, claimChunk, holdMerge, failAban
 import { IMPORT_WRITES } from "./kinds.js";
 import { checkChunk, roundsOf, type CheckedLine } from "./lines.js";
 import { LIVE_QUIET_MS, type LiveTraffic } from "../traffic.js";
-import { ImportPace } from "./pace.js";
 
 export type ImportRunnerOptions = {
   /** Chunks this process reads and merges at once (0: this process runs no import). */
@@ -22,11 +21,8 @@ export type ImportRunnerOptions = {
   pollIntervalMs: number;
   /** A receiving upload whose heartbeat stopped this long ago (its server died mid-way, no 202 was sent) fails as interrupted. */
   abandonedAfterSeconds?: number;
-  /**
-   * While live calls are served, what their speed keeps beside imports (see `ImportPace`), in (0, 1); 0 or unset:
-   * imports never yield.
-   */
-  liveKeep?: number;
+  /** While live calls are served, the share of the time imports take (see `LiveTraffic`); 1 or unset: they never yield. */
+  liveShare?: number;
 };
 
 export type ImportRunner = { nudge(): void; stop(): Promise<void> };
@@ -42,6 +38,8 @@ const READ_AHEAD = 2;
 const STALE_UPLOAD_SECONDS = 45;
 /** Failures of the service's own (not the database's) before an import is failed. */
 const MOST_FAILURES = 5;
+/** The longest pause after a chunk while live calls are served: an import under steady traffic still advances. */
+const LONGEST_YIELD_MS = 2_000;
 /** Lines checked between two looks at the event loop while live calls are served (a few hundred microseconds). */
 const LINES_PER_SLICE = 128;
 
@@ -169,14 +167,21 @@ export function startImportRunner(
     });
   }
 
-  const keep = options.liveKeep ?? 0;
-  const live = keep > 0 ? deps.live : undefined;
-  const pace = live ? new ImportPace(live, keep) : undefined;
+  const share = options.liveShare ?? 1;
+  const live = share < 1 ? deps.live : undefined;
+  /** Time given to live calls between slices of checks, which is not the import's own work. */
+  let yieldedMs = 0;
   /** While live calls are served: let them run between slices of a chunk's check. */
   const slice = live
     ? () => {
         if (!live.busy()) return undefined;
-        return new Promise<void>((resolve) => setImmediate(resolve));
+        const from = performance.now();
+        return new Promise<void>((resolve) =>
+          setImmediate(() => {
+            yieldedMs += performance.now() - from;
+            resolve();
+          }),
+        );
       }
     : undefined;
 
@@ -198,7 +203,7 @@ export function startImportRunner(
     const id = `${chunk.import_id}:${chunk.seq}`;
     try {
       const started = performance.now();
-      pace?.work();
+      yieldedMs = 0;
       const lines =
         read.get(id) ??
         (await checkChunk(IMPORT_WRITES[chunk.kind], { text: inflateRawSync(chunk.body), firstLine: chunk.first_line, gaps: chunk.gaps }, { country: chunk.country }, slice, LINES_PER_SLICE));
@@ -226,9 +231,8 @@ export function startImportRunner(
         await sleep(10);
       } else {
         read.delete(id);
-        // Then, while live calls are served, a rest that leaves them what they need (see `ImportPace`).
-        const rest = pace?.restAfter(performance.now() - started) ?? 0;
-        if (live?.busy()) await sleep(rest);
+        // Then, while live calls are served, a pause that leaves them the rest of the time.
+        if (live?.busy()) await sleep(Math.min(LONGEST_YIELD_MS, (performance.now() - started - yieldedMs) * (1 / share - 1)));
       }
       return true;
     } catch (error) {
