@@ -2,7 +2,7 @@ import { Secret, TOTP } from "otpauth";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "../../server/test/processes.js";
-import { browserAvailable, check, joinByInvitation, launch, linkFromLog } from "./browser.js";
+import { browserAvailable, check, explainFailures, joinByInvitation, launch, linkFromLog } from "./browser.js";
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
@@ -63,6 +63,7 @@ function resetLinkFor(email: string): string | undefined {
 }
 
 describe.runIf(browserAvailable())("accounts in the console, at 1280 and 390 px", () => {
+  explainFailures(() => ({ browser, server }));
   beforeAll(async () => {
     server = await startProcess("main.js", { DATA_DIR: tempDir(), ADMIN_TOKEN: ADMIN, SEED_DEMO: "false" });
     procs.push(server);

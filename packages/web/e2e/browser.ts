@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { expect } from "vitest";
+import { afterEach, expect } from "vitest";
 import type { Proc } from "../../server/test/processes.js";
 
 /** Debian's Chromium; Playwright's own download cannot work on the project's machines. */
@@ -85,4 +85,27 @@ export async function joinByInvitation(page: Page, link: string, server: Proc, p
   await page.goto(verify);
   await page.getByRole("button", { name: "Confirm and sign in" }).click();
   await page.waitForURL("**/settings/api-keys");
+}
+
+/**
+ * Registered in a suite: after each of its tests that failed, every page still open in its browser is saved as
+ * `artifacts/failed-<test>-<n>.png`, its address and visible text printed, with the end of its server's output,
+ * so that a failure says what the pages showed and what the server logged, not only what was missing.
+ */
+export function explainFailures(suite: () => { browser: Browser | undefined; server: Proc | undefined }): void {
+  afterEach(async ({ task }) => {
+    if (task.result?.state !== "fail") return;
+    const { browser, server } = suite();
+    const name = task.name.replace(/[^A-Za-z0-9]+/g, "-");
+    const pages = browser?.contexts().flatMap((context) => context.pages()) ?? [];
+    for (const [n, page] of pages.entries()) {
+      const file = path.join(ARTIFACTS, `failed-${name}-${n}.png`);
+      const text = await page
+        .screenshot({ path: file, fullPage: true, timeout: 5_000 })
+        .then(() => page.locator("body").innerText({ timeout: 5_000 }))
+        .catch((error: unknown) => `(not readable: ${String(error)})`);
+      console.error(`page ${n} at ${page.url()} (${file}):\n${text.slice(0, 2_000)}`);
+    }
+    if (server) console.error(`the server's last output:\n${server.output().slice(-8_000)}`);
+  });
 }

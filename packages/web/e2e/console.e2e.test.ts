@@ -7,7 +7,7 @@ import { LIMITS } from "@commerce-ingest/shared";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { distFile, operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "../../server/test/processes.js";
-import { ARTIFACTS, browserAvailable, joinByInvitation, launch } from "./browser.js";
+import { ARTIFACTS, browserAvailable, explainFailures, joinByInvitation, launch } from "./browser.js";
 
 // Each test starts processes: on a busy machine that takes longer (see PROCESS_START_TIMEOUT_MS).
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
@@ -50,6 +50,7 @@ async function join(page: Page, link: string) {
 }
 
 describe.runIf(browserAvailable())("the web console in Chromium", () => {
+  explainFailures(() => ({ browser, server }));
   beforeAll(async () => {
     dataDir = tempDir();
     server = await startProcess("main.js", { DATA_DIR: dataDir, ADMIN_TOKEN: ADMIN, SEED_DEMO: "false" });

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "../../server/test/processes.js";
-import { browserAvailable, check, joinByInvitation, launch } from "./browser.js";
+import { browserAvailable, check, explainFailures, joinByInvitation, launch } from "./browser.js";
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
@@ -56,6 +56,7 @@ async function member(email: string, width: number): Promise<{ context: BrowserC
 }
 
 describe.runIf(browserAvailable())("delivery and debugging in the console, at 1280 and 390 px", () => {
+  explainFailures(() => ({ browser, server }));
   beforeAll(async () => {
     receiver = http.createServer((req, res) => {
       let body = "";

@@ -2,7 +2,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { operator, startProcess, stopAll, tempDir, type Proc, PROCESS_TEST_TIMEOUT_MS } from "../../server/test/processes.js";
 import { startInbox, type ReceivedMail } from "../../server/test/smtp.js";
-import { browserAvailable, check, launch } from "./browser.js";
+import { browserAvailable, check, explainFailures, launch } from "./browser.js";
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
@@ -48,6 +48,7 @@ async function verify(page: Page, email: string): Promise<string> {
 }
 
 describe.runIf(browserAvailable())("invitations by e-mail, at 1280 and 390 px", () => {
+  explainFailures(() => ({ browser, server }));
   beforeAll(async () => {
     inbox = await startInbox();
     mails = inbox.mails;
