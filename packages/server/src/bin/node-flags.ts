@@ -29,9 +29,10 @@ export function nodeFlags(database: "postgres" | "embedded"): string[] {
  * its starting 128 KiB. By default each large block freed raises the
  * threshold (up to 32 MB), and the compilers' and buffers' large blocks then
  * come from malloc's heaps, which keep what they free: under order pushes,
- * peaks of 222-232 MB instead of 251-252, pushes 1.03x in paired runs. On
- * PostgreSQL, whose process is well under its bound, nothing: customer pushes
- * read 0.88x there in paired runs. Other C libraries ignore the variable.
+ * peaks of 222-233 MB in five runs instead of 250-252 in seven of nine,
+ * pushes 1.03x in paired runs. On PostgreSQL, whose process is well under its
+ * bound, nothing: customer pushes read 0.88x there in paired runs. Other C
+ * libraries ignore the variable.
  */
 export function nodeEnvironment(database: "postgres" | "embedded"): Record<string, string> {
   return database === "embedded" ? { GLIBC_TUNABLES: "glibc.malloc.mmap_threshold=131072" } : {};
