@@ -20,7 +20,7 @@ import { createGzip } from "node:zlib";
 import { pipeline } from "node:stream/promises";
 import { Readable } from "node:stream";
 import pg from "pg";
-import { nodeEnvOf, nodeFlagsOf } from "./node-flags.mjs";
+import { nodeLaunchOf } from "./node-flags.mjs";
 
 const { values } = parseArgs({
   options: {
@@ -107,10 +107,10 @@ async function waitFor(url) {
 async function startService(env, checkout = repo) {
   const port = await freePort();
   // As `pnpm start` runs it, with the build's own node flags and environment.
-  const flags = await nodeFlagsOf(checkout, env.DATABASE_URL ? "postgres" : "embedded");
-  const child = spawn(process.execPath, [...flags, ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean), path.join(checkout, "packages/server/dist/main.js")], {
+  const launch = await nodeLaunchOf(checkout, env.DATABASE_URL ? "postgres" : "embedded");
+  const child = spawn(process.execPath, [...launch.flags, ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean), path.join(checkout, "packages/server/dist/main.js")], {
     // The defaults (rate limit included), but no demo data; logs at info to /dev/null.
-    env: { PATH: process.env.PATH, ...(await nodeEnvOf(checkout, env.DATABASE_URL ? "postgres" : "embedded")), PORT: String(port), ADMIN_TOKEN: admin, SEED_DEMO: "false", ...env },
+    env: { PATH: process.env.PATH, ...launch.env, PORT: String(port), ADMIN_TOKEN: admin, SEED_DEMO: "false", ...env },
     stdio: ["ignore", "ignore", "inherit"],
   });
   const url = `http://127.0.0.1:${port}`;

@@ -18,7 +18,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { nodeEnvOf, nodeFlagsOf } from "./node-flags.mjs";
+import { nodeLaunchOf } from "./node-flags.mjs";
 
 const [before, after, rounds = "6", seconds = "10", scenarios = "order-new,customer,batch"] = process.argv.slice(2);
 if (!before || !after) throw new Error("usage: paired.mjs <checkout before> <checkout after> [rounds] [seconds] [scenarios]");
@@ -59,10 +59,10 @@ async function start(checkout, name) {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `paired-${name}-`));
   const database = embedded ? {} : { DATABASE_URL: await freshDatabase(`paired_${name}`) };
-  const env = { PATH: process.env.PATH, ...(await nodeEnvOf(checkout, embedded ? "embedded" : "postgres")), PORT: String(port), ADMIN_TOKEN: admin, SEED_DEMO: "false", RUN_WORKER: process.env.RUN_WORKER ?? "true", RATE_LIMIT_REQUESTS: "100000000", DATA_DIR: dataDir, ...database };
   // As `pnpm start` runs it, with the build's own node flags and environment.
-  const flags = await nodeFlagsOf(checkout, embedded ? "embedded" : "postgres");
-  const child = spawn(process.execPath, [...flags, path.join(checkout, "packages/server/dist/main.js")], { env, stdio: ["ignore", "ignore", "inherit"] });
+  const launch = await nodeLaunchOf(checkout, embedded ? "embedded" : "postgres");
+  const env = { PATH: process.env.PATH, ...launch.env, PORT: String(port), ADMIN_TOKEN: admin, SEED_DEMO: "false", RUN_WORKER: process.env.RUN_WORKER ?? "true", RATE_LIMIT_REQUESTS: "100000000", DATA_DIR: dataDir, ...database };
+  const child = spawn(process.execPath, [...launch.flags, path.join(checkout, "packages/server/dist/main.js")], { env, stdio: ["ignore", "ignore", "inherit"] });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 600; i++) {
     try {

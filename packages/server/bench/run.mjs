@@ -20,7 +20,7 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { nodeEnvOf, nodeFlagsOf } from "./node-flags.mjs";
+import { nodeLaunchOf } from "./node-flags.mjs";
 
 const { values } = parseArgs({ options: { seconds: { type: "string", default: "10" }, connections: { type: "string", default: "16" } } });
 const seconds = Number(values.seconds);
@@ -67,11 +67,12 @@ async function startService(env, { pendingRecoveries = 0 } = {}) {
   const port = await freePort();
   // As `pnpm start` runs it (with its node flags and environment; the service sets how its old generation grows);
   // BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=prof" profiles it.
-  const flags = [...(await nodeFlagsOf(repo, env.DATABASE_URL ? "postgres" : "embedded")), ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
+  const launch = await nodeLaunchOf(repo, env.DATABASE_URL ? "postgres" : "embedded");
+  const flags = [...launch.flags, ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
   const child = spawn(process.execPath, [...flags, path.join(here, "../dist/main.js")], {
     // The defaults but for the rate limit (raised so high it refuses nothing) and the demo data (none):
     // logs at `info`, a line per request, to /dev/null.
-    env: { PATH: process.env.PATH, ...(await nodeEnvOf(repo, env.DATABASE_URL ? "postgres" : "embedded")), PORT: String(port), ADMIN_TOKEN: admin, SEED_DEMO: "false", RATE_LIMIT_REQUESTS: "100000000", ...env },
+    env: { PATH: process.env.PATH, ...launch.env, PORT: String(port), ADMIN_TOKEN: admin, SEED_DEMO: "false", RATE_LIMIT_REQUESTS: "100000000", ...env },
     stdio: ["ignore", "ignore", "inherit"],
   });
   const url = `http://127.0.0.1:${port}`;
