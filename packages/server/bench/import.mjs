@@ -108,7 +108,7 @@ async function startService(env, checkout = repo) {
   const port = await freePort();
   // As `pnpm start` runs it, with the build's own node flags and environment.
   const launch = await nodeLaunchOf(checkout, env.DATABASE_URL ? "postgres" : "embedded");
-  const child = spawn(process.execPath, [...launch.flags, ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean), path.join(checkout, "packages/server/dist/main.js")], {
+  const child = spawn(process.execPath, [...launch.flags, path.join(checkout, "packages/server/dist/main.js")], {
     // The defaults (rate limit included), but no demo data; logs at info to /dev/null.
     env: { PATH: process.env.PATH, ...launch.env, PORT: String(port), ADMIN_TOKEN: admin, SEED_DEMO: "false", ...env },
     stdio: ["ignore", "ignore", "inherit"],

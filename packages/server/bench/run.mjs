@@ -68,8 +68,7 @@ async function startService(env, { pendingRecoveries = 0 } = {}) {
   // As `pnpm start` runs it (with its node flags and environment; the service sets how its old generation grows);
   // BENCH_NODE_FLAGS="--cpu-prof --cpu-prof-dir=prof" profiles it.
   const launch = await nodeLaunchOf(repo, env.DATABASE_URL ? "postgres" : "embedded");
-  const flags = [...launch.flags, ...(process.env.BENCH_NODE_FLAGS ?? "").split(" ").filter(Boolean)];
-  const child = spawn(process.execPath, [...flags, path.join(here, "../dist/main.js")], {
+  const child = spawn(process.execPath, [...launch.flags, path.join(here, "../dist/main.js")], {
     // The defaults but for the rate limit (raised so high it refuses nothing) and the demo data (none):
     // logs at `info`, a line per request, to /dev/null.
     env: { PATH: process.env.PATH, ...launch.env, PORT: String(port), ADMIN_TOKEN: admin, SEED_DEMO: "false", RATE_LIMIT_REQUESTS: "100000000", ...env },
