@@ -1,4 +1,7 @@
+import { execFile } from "node:child_process";
+import path from "node:path";
 import { Writable } from "node:stream";
+import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { createLogger, pathForLog } from "./logger.js";
 
@@ -38,5 +41,29 @@ describe("logger", () => {
     expect(pathForLog("/verify/Abc_def-123xyz")).toBe("/verify/…");
     expect(pathForLog("/invite/Abc_def-123xyz")).toBe("/invite/…");
     expect(pathForLog("/stores/1/requests/5")).toBe("/stores/1/requests/5");
+  });
+
+  // Lines go to stdout without waiting on each write: what is still in hand when the process ends is written all the same.
+  it.each([
+    ["exits at once", "process.exit(1);"],
+    ["dies of an error no one caught", "throw new Error('unforeseen');"],
+  ])("writes every line to stdout when the process %s", async (_, end) => {
+    const script = [
+      `import { createLogger } from ${JSON.stringify(path.join(import.meta.dirname, "logger.ts"))};`,
+      "const logger = createLogger('info', 'json');",
+      "for (let i = 0; i < 500; i++) logger.info({ i }, 'line');",
+      "logger.fatal('could not go on');",
+      end,
+    ].join("\n");
+    const tsx = path.join(import.meta.dirname, "..", "node_modules", ".bin", "tsx");
+    const outcome = await promisify(execFile)(tsx, ["--eval", script, "--input-type=module"]).then(
+      () => ({ stdout: "", code: 0 }),
+      (error: { stdout: string; code: number }) => error,
+    );
+    expect(outcome.code).toBe(1);
+    const lines = outcome.stdout.split("\n").filter(Boolean).map((line) => JSON.parse(line) as { msg: string; i?: number });
+    expect(lines).toHaveLength(501);
+    expect(lines.slice(0, 500).map((line) => line.i)).toEqual(Array.from({ length: 500 }, (_, i) => i));
+    expect(lines[500]).toMatchObject({ msg: "could not go on" });
   });
 });

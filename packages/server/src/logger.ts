@@ -8,6 +8,13 @@ export type { Logger };
  * collectors), or readable, coloured lines for a person at a terminal. Nothing
  * here ever logs a key, an Authorization header or a body; should a field of
  * that name ever be logged, it is censored.
+ *
+ * JSON lines go to stdout without the service waiting on each write: lines
+ * logged while one is being written go out together in the next, off the
+ * thread that serves requests (a write per line was a twelfth of an order
+ * push's CPU). What is still in hand when the process exits, a fatal error's
+ * line included, is written before it ends; only a process killed outright
+ * can lose its last few milliseconds of lines.
  */
 export function createLogger(level: string, format: "json" | "pretty" = "json", destination?: DestinationStream): Logger {
   const options = {
@@ -21,9 +28,7 @@ export function createLogger(level: string, format: "json" | "pretty" = "json", 
   // In the process itself (no worker thread): a terminal's pace is not a production load.
   return format === "pretty"
     ? pino(options, pretty({ colorize: true, ignore: "pid,hostname,service", translateTime: "SYS:HH:MM:ss.l", singleLine: true, ...(destination ? { destination } : {}) }))
-    : destination
-      ? pino(options, destination)
-      : pino(options);
+    : pino(options, destination ?? pino.destination({ dest: 1, sync: false }));
 }
 
 /**
