@@ -31,10 +31,11 @@ const KEEP_ALIVE_MARGIN_MS = 1_000;
  * prototypes as they arrive (`Object.setPrototypeOf` in `app.handle`). On
  * Node 20 that change made every later access to them slower: a bare route
  * with it cost 0.41-0.55 ms of CPU a request, without it 0.25-0.27 ms (the
- * same route, runs alternated; see docs/performance.md). So the server makes its requests and
- * responses of classes that carry express's methods from the start, and
- * makes those classes' prototypes the app's: the change express then asks
- * for is to the prototype they already have, which is no change at all.
+ * same route, runs alternated; see docs/performance.md). So the server
+ * makes its requests and responses of classes that carry express's methods
+ * from the start, and makes those classes' prototypes the app's: the change
+ * express then asks for is to the prototype they already have, which is no
+ * change at all.
  * Express is otherwise untouched; a request made by another server (a test's
  * `app.listen`) is changed as before.
  */
