@@ -11,12 +11,13 @@ export const distFile = (name: string) => path.join(serverDir, "dist", name);
 export type Proc = { child: ChildProcess; url: string | undefined; output: () => string; exited: Promise<number | null> };
 
 /**
- * How long a process may take to start before its test gives up: 90 s, or
+ * How long a process may take to start before its test gives up: 180 s, or
  * `PROCESS_START_TIMEOUT_MS`. A deadline, not a measure: the embedded
- * database's first start takes a few seconds alone, and over 30 s on a
- * machine running two suites at once.
+ * database's first start (its files created, then migrated) takes some 10 s of
+ * one core alone, 44 s beside eight busy processes on two cores, and longer
+ * still on a machine running two suites at once.
  */
-export const START_TIMEOUT_MS = Number(process.env.PROCESS_START_TIMEOUT_MS ?? 90_000);
+export const START_TIMEOUT_MS = Number(process.env.PROCESS_START_TIMEOUT_MS ?? 180_000);
 
 /** How long a test that starts processes may take: three starts' worth, so it scales with `PROCESS_START_TIMEOUT_MS` too. */
 export const PROCESS_TEST_TIMEOUT_MS = 3 * START_TIMEOUT_MS;
@@ -28,14 +29,21 @@ export async function startProcess(entry: "main.js" | "worker.js", env: Record<s
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
-  child.stdout?.on("data", (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  const started = Date.now();
+  // When each piece of output arrived, for a start that fails: a slow start and a stalled one read differently.
+  const arrivals: string[] = [];
+  const read = (chunk: Buffer) => {
+    out += chunk.toString();
+    arrivals.push(`+${Date.now() - started} ms: ${chunk.toString().trimEnd()}`);
+  };
+  child.stdout?.on("data", read);
+  child.stderr?.on("data", read);
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
   const url = await new Promise<string | undefined>((resolve, reject) => {
     const timer = setTimeout(() => {
       // Never leave a process behind that did not start as expected.
       child.kill("SIGKILL");
-      reject(new Error(`${entry} did not start:\n${out}`));
+      reject(new Error(`${entry} did not start within ${START_TIMEOUT_MS} ms; its output as it arrived:\n${arrivals.join("\n")}`));
     }, START_TIMEOUT_MS);
     const check = () => {
       const listening = /"url":"(http:[^"]+)","database":"\w+"(?:,"worker":\w+)?,"msg":"listening"/.exec(out);
@@ -47,7 +55,7 @@ export async function startProcess(entry: "main.js" | "worker.js", env: Record<s
     child.stdout?.on("data", check);
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`${entry} exited with ${code}:\n${out}`));
+      reject(new Error(`${entry} exited with ${code} after ${Date.now() - started} ms:\n${out}`));
     });
   });
   return { child, url, output: () => out, exited };
