@@ -318,8 +318,9 @@ export function createApp(services: AppServices, options: AppOptions): express.E
           backfill: isBackfill(req.headers["x-backfill"]),
           strict: prefersStrict(req.headers.prefer),
           response: { status: 200 },
-          ...(idempotency ? { idempotency } : {}),
-          ...(body.upload ? { upload: body.upload } : {}),
+          // Present, undefined or not, so that every request's context has the one shape.
+          idempotency,
+          upload: body.upload,
         };
       },
       onUnexpectedError: (error, req, res) => {
