@@ -308,8 +308,8 @@ export function createApp(services: AppServices, options: AppOptions): express.E
       // The adapter's own context (tests and the console build theirs with `createContextInner`).
       createContext: (req, res, body): Context => {
         const idempotency = body.upload ? undefined : idempotencyRequestOf(req.headers["idempotency-key"], req.method, req.path, req.body);
+        // The services last (see `createContextInner`).
         return {
-          ...services,
           requestId: String(res.locals.requestId),
           authorization: req.headers.authorization,
           address: req.socket.remoteAddress,
@@ -318,9 +318,9 @@ export function createApp(services: AppServices, options: AppOptions): express.E
           backfill: isBackfill(req.headers["x-backfill"]),
           strict: prefersStrict(req.headers.prefer),
           response: { status: 200 },
-          // Present, undefined or not, so that every request's context has the one shape.
           idempotency,
           upload: body.upload,
+          ...services,
         };
       },
       onUnexpectedError: (error, req, res) => {

@@ -1,9 +1,9 @@
-import { type AnyProcedure, type AnyRouter, callTRPCProcedure, type ProcedureType, TRPCError } from "@trpc/server";
+import { type AnyRouter, TRPCError } from "@trpc/server";
 import { once } from "node:events";
 import express, { type Request, type Response } from "express";
 import { generateOpenApiDocument } from "trpc-to-openapi";
 import type { Context } from "../context.js";
-import { contractOf, type ProcedureContract } from "../trpc.js";
+import { contractOf, createCallerFactory, type ProcedureContract } from "../trpc.js";
 import type { AppError } from "../errors.js";
 import { ReplayedResponse } from "../records/procedures.js";
 import { readJsonObject } from "../records/write-path.js";
@@ -17,8 +17,6 @@ export type RestRoute = {
   path: string;
   /** The procedure's path in the router (`orders.create`). */
   procedurePath: string;
-  /** The procedure's own type, query or mutation, as its middlewares read it (`Idempotency-Key` is for mutations). */
-  type: ProcedureType;
   /** What the procedure answers, as it declares it (see `rest`). */
   contract: ProcedureContract | undefined;
 };
@@ -38,12 +36,17 @@ export function listRestRoutes(appRouter: AnyRouter): RestRoute[] {
     METHODS.flatMap((method) => {
       const operation = (operations as Record<string, { operationId?: string } | undefined>)[method.toLowerCase()];
       if (!operation?.operationId) return [];
-      const procedurePath = operation.operationId.replaceAll("-", ".");
-      const procedure = (appRouter._def.procedures as Record<string, AnyProcedure | undefined>)[procedurePath];
-      if (!procedure) throw new Error(`no procedure at ${procedurePath}`);
-      return [{ method, path, procedurePath, type: procedure._def.type, contract: contractOf(method, path) }];
+      return [{ method, path, procedurePath: operation.operationId.replaceAll("-", "."), contract: contractOf(method, path) }];
     }),
   );
+}
+
+/** A procedure of the caller by its path (`orders.create`), as tRPC's server-side caller exposes it. */
+type Call = (input: unknown) => Promise<unknown>;
+function procedureOf(caller: object, procedurePath: string): Call {
+  let at: unknown = caller;
+  for (const key of procedurePath.split(".")) at = (at as Record<string, unknown>)[key];
+  return at as Call;
 }
 
 export type RestAdapterOptions = {
@@ -82,11 +85,12 @@ async function sendLines(res: Response, status: number, mediaType: string, lines
  * Serves each procedure on its documented method and path, with the contract's
  * envelope: the success status the procedure chose, `{ error, details? }` on
  * failure, 405 with `Allow` for a known path with another method. Procedures
- * are called by their path in the router, with the request's context.
+ * are called through tRPC's server-side caller, with the request's context.
  */
 export function createRestRouter(options: RestAdapterOptions): express.Router {
   const restRouter = express.Router();
   const routes = listRestRoutes(options.appRouter);
+  const createCaller = createCallerFactory(options.appRouter);
   /** Per Express path: the documented path (for logs) and the methods it answers. */
   const byPath = new Map<string, { documented: string; methods: Method[] }>();
 
@@ -116,16 +120,7 @@ export function createRestRouter(options: RestAdapterOptions): express.Router {
       const ctx = options.createContext(req, res, body);
       res.locals.context = ctx;
       try {
-        // The procedure by its path, as tRPC's own adapters call one: no server-side caller (a proxy) per request.
-        const call: Promise<unknown> = callTRPCProcedure({
-          router: options.appRouter,
-          path: route.procedurePath,
-          type: route.type,
-          getRawInput: () => Promise.resolve(input),
-          ctx,
-          signal: undefined,
-          batchIndex: 0,
-        });
+        const call = procedureOf(createCaller(ctx), route.procedurePath)(input);
         // An upload takes as long as its file takes to arrive; what it does after is bounded by the database's timeouts.
         const result = upload ? await call : await withDeadline(call, options.deadlineMs);
         // A status the procedure does not declare would be missing from the document: a bug to see in the logs.

@@ -25,18 +25,13 @@ type UpsertDocs = { summary: string; description: string };
  * for those that read a body, the problems the adapter found in it: the
  * contract's order. One step of tRPC's chain rather than one per check, as
  * each step copies the request's options.
- *
- * What authorization found goes on the request's own context, made for it
- * alone: `next` is told its type but given no context, as one given a
- * context is copied whole, every service in it, with each request.
  */
 const storeGate = (readsBody: boolean) =>
   baseProcedure.use(async ({ ctx, getRawInput, meta, type, next }) => {
     const authorized = await authorize(ctx, await getRawInput(), meta?.contract?.batch);
     return runOnce(ctx, type, async () => {
       if (readsBody) refuseBodyProblem(ctx);
-      Object.assign(ctx, authorized);
-      return next<typeof authorized>({ ctx: undefined });
+      return next({ ctx: authorized });
     });
   });
 

@@ -135,7 +135,7 @@ export function writeEmbedding<Input extends Embeds, Values extends { external_i
     const push = { storeId: store.id, backfill: options.backfill, recoveryDelaySeconds: store.recoveryDelaySeconds, statusesOnly: options.statusesOnly };
     return writeRecords(db, {
       keys: inputs.map((input) => input.external_id),
-      together: customers && records && ((db) => write(db, { ...push, records, writes: customers.writes, customerKeys: customers.keys, strict: true })),
+      together: customers && records && ((db) => write(db, { records, writes: customers.writes, customerKeys: customers.keys, strict: true, ...push })),
       separately: async (trx) => {
         // A record older than the stored one is not applied: nothing of it is written, its customer included.
         const older = await olderThanStored(trx, table, store.id, inputs);
