@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import express, { type NextFunction, type Request, type Response } from "express";
-import type { Context, Services } from "./context.js";
+import { createContextInner, type Context, type Services } from "./context.js";
 import { CONSOLE_API_PREFIX, createConsoleApi, createConsolePages } from "./api/console/console.http.js";
 import { createLiveView, LIVE_PREFIX } from "./api/console/live.js";
 import { isDatabaseUnavailable } from "./db/index.js";
@@ -305,11 +305,10 @@ export function createApp(services: AppServices, options: AppOptions): express.E
       appRouter,
       deadlineMs: options.requestDeadlineMs ?? 15_000,
       bodies,
-      // The adapter's own context (tests and the console build theirs with `createContextInner`).
+      // The request's context, as tests and the console build theirs.
       createContext: (req, res, body): Context => {
         const idempotency = body.upload ? undefined : idempotencyRequestOf(req.headers["idempotency-key"], req.method, req.path, req.body);
-        // The services last (see `createContextInner`).
-        return {
+        return createContextInner(services, {
           requestId: String(res.locals.requestId),
           authorization: req.headers.authorization,
           address: req.socket.remoteAddress,
@@ -317,11 +316,9 @@ export function createApp(services: AppServices, options: AppOptions): express.E
           rawBody: body.value,
           backfill: isBackfill(req.headers["x-backfill"]),
           strict: prefersStrict(req.headers.prefer),
-          response: { status: 200 },
           idempotency,
           upload: body.upload,
-          ...services,
-        };
+        });
       },
       onUnexpectedError: (error, req, res) => {
         const level = isDatabaseUnavailable(error) ? "warn" : "error";

@@ -114,7 +114,7 @@ export type Context = Services & {
   upload?: IncomingMessage;
 };
 
-/** Builds a context without HTTP: tests and the console come through here; the REST adapter builds its own in `app.ts`, of the same fields. */
+/** Builds a request's context: the REST adapter (`app.ts`), the console and tests all come through here. */
 export function createContextInner(
   services: Services,
   request: { requestId?: string; authorization?: string; address?: string | undefined; strict?: boolean; bodyProblem?: AppError | undefined; rawBody?: Record<string, unknown> | undefined; backfill?: boolean; http?: ConsoleHttp; idempotency?: IdempotencyRequest | undefined; upload?: IncomingMessage | undefined } = {},
